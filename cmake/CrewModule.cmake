@@ -1,0 +1,38 @@
+# crew_add_module(name DEPS ...): library crew_<name> from every .cpp under crew/<name>/.
+function(crew_add_module name)
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/crew/${name}/*.cpp)
+  if(NOT sources)
+    add_library(crew_${name} INTERFACE)
+    target_include_directories(crew_${name} INTERFACE ${PROJECT_SOURCE_DIR})
+    target_link_libraries(crew_${name} INTERFACE ${ARG_DEPS})
+    return()
+  endif()
+  add_library(crew_${name} STATIC ${sources})
+  target_include_directories(crew_${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(crew_${name} PUBLIC ${ARG_DEPS})
+  target_compile_options(crew_${name} PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  if(name STREQUAL "tensor")
+    target_include_directories(crew_${name} PRIVATE ${CREW_CBLAS_INCLUDE_DIR})
+  endif()
+endfunction()
+
+# crew_add_test_suite(module [LABELS ...] [TIMEOUT s]): one gtest binary from tests/<module>/*_test.cpp.
+function(crew_add_test_suite module)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "LABELS;DEPS" ${ARGN})
+  file(GLOB sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/${module}/*_test.cpp)
+  if(NOT sources)
+    return()
+  endif()
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 120)
+  endif()
+  set(target crew_${module}_tests)
+  add_executable(${target} ${sources})
+  target_link_libraries(${target} PRIVATE crew_testing crew_${module} ${ARG_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR} ${CREW_CBLAS_INCLUDE_DIR})
+  gtest_discover_tests(${target}
+    TEST_PREFIX "${module}."
+    DISCOVERY_TIMEOUT 60
+    PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${module};${ARG_LABELS}")
+endfunction()

@@ -1,0 +1,41 @@
+#pragma once
+// The parallel environment as the launcher (or torchrun, mpirun, Slurm) describes it in
+// environment variables. Pure data: reading it needs no initialisation, as Paddle's
+// ParallelEnv. See docs/environment.md for every variable and the order of precedence.
+//
+//   crew::ParallelEnv env = crew::ParallelEnv::from_env();
+//   if (env.world_size > 1) { ... }
+#include <string>
+#include <vector>
+
+namespace crew {
+
+struct ParallelEnv {
+  int rank = 0;              // global rank
+  int world_size = 1;        // number of ranks in the job
+  int local_rank = 0;        // rank on this host
+  int local_world_size = 1;  // ranks on this host
+  int node_rank = 0;         // index of this host
+  int nnodes = 1;
+  int device_id = 0;         // device (or CPU slot) this rank uses
+  std::string master_addr;   // rendezvous store host ("" = unknown)
+  int master_port = 0;       // rendezvous store port (0 = unknown)
+  std::string job_id = "default";
+  std::string job_token;     // shared secret for the store ("" = none)
+  int restart_count = 0;
+  std::string source = "default";  // which convention supplied rank/world: crew, paddle, torchrun, mpi, slurm, default
+  std::vector<std::string> trainer_endpoints;  // PADDLE_TRAINER_ENDPOINTS, if set
+
+  // Reads the environment: CREW_* first, then PADDLE_*, torchrun (RANK/WORLD_SIZE/...),
+  // Open MPI (OMPI_COMM_WORLD_*), Slurm (SLURM_PROCID/SLURM_NTASKS/...). Throws ValueError
+  // naming the variable for malformed or inconsistent values (rank >= world size, ...).
+  static ParallelEnv from_env();
+
+  bool has_master() const { return !master_addr.empty() && master_port > 0; }
+  std::string master_endpoint() const { return master_addr + ":" + std::to_string(master_port); }
+};
+
+// Splits "host:port" (IPv6 as "[::1]:port"); throws ValueError naming `what`.
+void parse_endpoint(const std::string& endpoint, std::string* host, int* port, const char* what);
+
+}  // namespace crew

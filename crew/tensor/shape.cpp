@@ -1,0 +1,55 @@
+#include "crew/tensor/shape.h"
+
+#include <sstream>
+
+#include "crew/core/check.h"
+
+namespace crew {
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string shape_str(const Shape& shape) {
+  std::ostringstream os;
+  os << '[';
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) os << ", ";
+    os << shape[i];
+  }
+  os << ']';
+  return os.str();
+}
+
+Shape infer_shape(const Shape& requested, int64_t numel) {
+  Shape out = requested;
+  int64_t known = 1;
+  int infer_at = -1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      CREW_CHECK(infer_at < 0, "reshape: at most one -1 allowed in shape ", shape_str(requested));
+      infer_at = static_cast<int>(i);
+    } else {
+      CREW_CHECK(out[i] >= 0, "reshape: negative extent in shape ", shape_str(requested));
+      known *= out[i];
+    }
+  }
+  if (infer_at >= 0) {
+    CREW_CHECK(known > 0 && numel % known == 0, "reshape: cannot view ", numel, " elements as ",
+               shape_str(requested));
+    out[infer_at] = numel / known;
+  }
+  CREW_CHECK(shape_numel(out) == numel, "reshape: cannot view ", numel, " elements as ",
+             shape_str(requested));
+  return out;
+}
+
+int64_t normalize_axis(int64_t axis, int64_t ndim) {
+  int64_t a = axis < 0 ? axis + ndim : axis;
+  CREW_CHECK_T(IndexError, a >= 0 && a < ndim, "axis ", axis, " out of range for a ", ndim, "-d tensor");
+  return a;
+}
+
+}  // namespace crew

@@ -1,0 +1,20 @@
+#pragma once
+// Tensor shapes: a list of non-negative extents, row-major.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace crew {
+
+using Shape = std::vector<int64_t>;
+
+// Product of the extents (1 for a scalar shape {}).
+int64_t shape_numel(const Shape& shape);
+// "[2, 3, 4]".
+std::string shape_str(const Shape& shape);
+// Resolves one -1 extent so that the total equals numel; throws ValueError naming both shapes.
+Shape infer_shape(const Shape& requested, int64_t numel);
+// Normalises a possibly negative axis into [0, ndim); throws IndexError.
+int64_t normalize_axis(int64_t axis, int64_t ndim);
+
+}  // namespace crew

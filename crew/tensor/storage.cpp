@@ -1,0 +1,23 @@
+#include "crew/tensor/storage.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "crew/core/check.h"
+
+namespace crew {
+
+Storage::Storage(size_t bytes) : bytes_(bytes) {
+  size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  if (rounded == 0) rounded = kAlignment;
+  data_ = std::aligned_alloc(kAlignment, rounded);
+  if (data_ == nullptr) {
+    CREW_THROW(ValueError, "Storage: cannot allocate ", bytes, " bytes");
+  }
+  std::memset(data_, 0, rounded);
+}
+
+Storage::~Storage() { std::free(data_); }
+
+}  // namespace crew

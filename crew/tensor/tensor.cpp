@@ -1,0 +1,224 @@
+#include "crew/tensor/tensor.h"
+
+#include <cstring>
+#include <ostream>
+#include <sstream>
+
+namespace crew {
+namespace {
+
+std::shared_ptr<TensorImpl> new_impl(const Shape& shape, DType dtype) {
+  for (int64_t d : shape) CREW_CHECK(d >= 0, "Tensor: negative extent in shape ", shape_str(shape));
+  auto impl = std::make_shared<TensorImpl>();
+  impl->shape = shape;
+  impl->dtype = dtype;
+  impl->storage = std::make_shared<Storage>(static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype));
+  return impl;
+}
+
+template <typename Dst>
+void convert_into(Dst* dst, const void* src, DType src_dtype, int64_t n) {
+  dispatch_dtype(src_dtype, [&](auto tag) {
+    using S = decltype(tag);
+    const S* s = static_cast<const S*>(src);
+    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<Dst>(s[i]);
+  });
+}
+
+}  // namespace
+
+Tensor Tensor::empty(const Shape& shape, DType dtype) { return Tensor(new_impl(shape, dtype)); }
+Tensor Tensor::zeros(const Shape& shape, DType dtype) { return empty(shape, dtype); }
+Tensor Tensor::ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
+
+Tensor Tensor::full(const Shape& shape, double value, DType dtype) {
+  Tensor t = empty(shape, dtype);
+  t.fill_(value);
+  return t;
+}
+
+Tensor Tensor::scalar(double value, DType dtype) { return full({}, value, dtype); }
+
+Tensor Tensor::arange(int64_t n, DType dtype) {
+  Tensor t = empty({n}, dtype);
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* p = t.data<T>();
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(i);
+  });
+  return t;
+}
+
+template <typename T>
+Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape) {
+  CREW_CHECK_EQ(static_cast<int64_t>(values.size()), shape_numel(shape),
+                "Tensor::from_vector: value count does not match shape ", shape_str(shape));
+  Tensor t = empty(shape, dtype_of<T>);
+  if (!values.empty()) std::memcpy(t.raw_data(), values.data(), values.size() * sizeof(T));
+  return t;
+}
+
+const Shape& Tensor::shape() const {
+  check_defined("shape");
+  return impl_->shape;
+}
+
+int64_t Tensor::size(int64_t d) const { return shape()[normalize_axis(d, dim())]; }
+
+DType Tensor::dtype() const {
+  check_defined("dtype");
+  return impl_->dtype;
+}
+
+void* Tensor::raw_data() const {
+  check_defined("data");
+  return static_cast<char*>(impl_->storage->data()) + impl_->offset * dtype_size(impl_->dtype);
+}
+
+Tensor Tensor::view(const Shape& shape) const {
+  check_defined("view");
+  auto impl = std::make_shared<TensorImpl>(*impl_);
+  impl->autograd = nullptr;
+  impl->shape = infer_shape(shape, numel());
+  return Tensor(impl);
+}
+
+Tensor Tensor::flatten_view(int64_t start_axis) const {
+  check_defined("flatten_view");
+  int64_t a = normalize_axis(start_axis, dim());
+  Shape s(shape().begin(), shape().begin() + a);
+  int64_t rest = 1;
+  for (int64_t i = a; i < dim(); ++i) rest *= shape()[i];
+  s.push_back(rest);
+  return view(s);
+}
+
+Tensor Tensor::slice(int64_t begin, int64_t end) const {
+  check_defined("slice");
+  CREW_CHECK(dim() >= 1, "slice: tensor has no axis 0");
+  const int64_t n = shape()[0];
+  CREW_CHECK_T(IndexError, 0 <= begin && begin <= end && end <= n, "slice: range [", begin, ", ", end,
+               ") out of bounds for axis 0 of size ", n);
+  auto impl = std::make_shared<TensorImpl>(*impl_);
+  impl->autograd = nullptr;
+  const int64_t row = n == 0 ? 0 : numel() / n;
+  impl->offset += begin * row;
+  impl->shape[0] = end - begin;
+  return Tensor(impl);
+}
+
+Tensor Tensor::select(int64_t index) const {
+  check_defined("select");
+  CREW_CHECK(dim() >= 1, "select: tensor has no axis 0");
+  const int64_t n = shape()[0];
+  CREW_CHECK_T(IndexError, 0 <= index && index < n, "select: index ", index,
+               " out of bounds for axis 0 of size ", n);
+  Tensor row = slice(index, index + 1);
+  row.impl_->shape.erase(row.impl_->shape.begin());
+  return row;
+}
+
+Tensor Tensor::clone() const {
+  check_defined("clone");
+  Tensor out = empty(shape(), dtype());
+  if (nbytes()) std::memcpy(out.raw_data(), raw_data(), nbytes());
+  return out;
+}
+
+Tensor Tensor::to(DType target) const {
+  check_defined("to");
+  if (target == dtype()) return clone();
+  Tensor out = empty(shape(), target);
+  dispatch_dtype(target, [&](auto tag) {
+    using D = decltype(tag);
+    convert_into(out.data<D>(), raw_data(), dtype(), numel());
+  });
+  return out;
+}
+
+void Tensor::copy_(const Tensor& src) {
+  check_defined("copy_");
+  CREW_CHECK_EQ(numel(), src.numel(), "copy_: element counts differ (", shape_str(shape()), " <- ",
+                shape_str(src.shape()), ")");
+  CREW_CHECK(dtype() == src.dtype(), "copy_: dtype ", dtype_name(dtype()), " <- ", dtype_name(src.dtype()));
+  if (nbytes()) std::memmove(raw_data(), src.raw_data(), nbytes());
+}
+
+void Tensor::fill_(double value) {
+  check_defined("fill_");
+  dispatch_dtype(dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* p = static_cast<T*>(raw_data());
+    const T v = static_cast<T>(value);
+    const int64_t n = numel();
+    for (int64_t i = 0; i < n; ++i) p[i] = v;
+  });
+}
+
+void Tensor::zero_() {
+  check_defined("zero_");
+  if (nbytes()) std::memset(raw_data(), 0, nbytes());
+}
+
+template <typename T>
+std::vector<T> Tensor::to_vector() const {
+  check_defined("to_vector");
+  std::vector<T> out(static_cast<size_t>(numel()));
+  convert_into(out.data(), raw_data(), dtype(), numel());
+  return out;
+}
+
+double Tensor::item() const {
+  check_defined("item");
+  CREW_CHECK_EQ(numel(), 1, "item: tensor of shape ", shape_str(shape()), " is not a single element");
+  return to_vector<double>()[0];
+}
+
+std::string Tensor::to_string(int64_t max_elems) const {
+  if (!defined()) return "Tensor(undefined)";
+  std::ostringstream os;
+  os << "Tensor(shape=" << shape_str(shape()) << ", dtype=" << dtype_name(dtype()) << ", ";
+  std::vector<double> v = to_vector<double>();
+  const int64_t n = numel();
+  const int64_t shown = n > max_elems ? max_elems : n;
+  os << '[';
+  for (int64_t i = 0; i < shown; ++i) {
+    if (i) os << ", ";
+    if (is_floating(dtype())) {
+      os << static_cast<float>(v[i]);
+    } else {
+      os << static_cast<long long>(v[i]);
+    }
+  }
+  if (shown < n) os << ", ... (" << n << " elements)";
+  os << "])";
+  return os.str();
+}
+
+bool Tensor::shares_storage(const Tensor& other) const {
+  return defined() && other.defined() && impl_->storage == other.impl_->storage;
+}
+
+void Tensor::check_defined(const char* op) const {
+  CREW_CHECK_T(StateError, impl_ != nullptr, "Tensor::", op, ": tensor is undefined");
+}
+
+void Tensor::check_dtype(DType expected, const char* op) const {
+  check_defined(op);
+  CREW_CHECK(impl_->dtype == expected, "Tensor::", op, ": tensor has dtype ", dtype_name(impl_->dtype),
+             ", accessed as ", dtype_name(expected));
+}
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.to_string(); }
+
+#define CREW_INSTANTIATE(T)                                                           \
+  template Tensor Tensor::from_vector<T>(const std::vector<T>&, const Shape&);         \
+  template std::vector<T> Tensor::to_vector<T>() const;
+CREW_INSTANTIATE(float)
+CREW_INSTANTIATE(double)
+CREW_INSTANTIATE(int32_t)
+CREW_INSTANTIATE(int64_t)
+CREW_INSTANTIATE(uint8_t)
+#undef CREW_INSTANTIATE
+
+}  // namespace crew

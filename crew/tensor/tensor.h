@@ -1,0 +1,129 @@
+#pragma once
+// crew::Tensor: a reference-counted handle to a contiguous, row-major, 64-byte-aligned
+// n-d array of float32 / float64 / int32 / int64 / uint8. Copies of a Tensor share data;
+// views (view, slice, select) share storage with an element offset.
+//
+//   Tensor x = Tensor::zeros({32, 1, 28, 28});
+//   float* p = x.data<float>();
+//   Tensor first = x.select(0);            // [1, 28, 28] view of sample 0
+//   Tensor flat = x.view({32, -1});        // [32, 784] view
+//   std::cout << Tensor::from_vector<float>({1, 2, 3}, {3});   // Tensor(shape=[3], dtype=float32, [1, 2, 3])
+//
+// Methods here never record autograd history. Differentiable operations are the free
+// functions of crew/autograd and crew/nn/functional; the autograd members declared at the
+// bottom (grad, backward, ...) are implemented in crew/autograd.
+#include <cstdint>
+#include <initializer_list>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "crew/core/check.h"
+#include "crew/tensor/dtype.h"
+#include "crew/tensor/shape.h"
+#include "crew/tensor/storage.h"
+
+namespace crew {
+
+namespace autograd {
+struct AutogradMeta;  // defined in crew/autograd/autograd_meta.h
+}
+
+// The shared state behind Tensor handles.
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  int64_t offset = 0;  // in elements
+  Shape shape;
+  DType dtype = DType::FLOAT32;
+  std::shared_ptr<autograd::AutogradMeta> autograd;  // null until autograd touches it
+};
+
+class Tensor {
+ public:
+  Tensor() = default;  // an undefined tensor
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // Factories. All return new, contiguous, owned storage.
+  static Tensor empty(const Shape& shape, DType dtype = DType::FLOAT32);  // zero-filled
+  static Tensor zeros(const Shape& shape, DType dtype = DType::FLOAT32);
+  static Tensor ones(const Shape& shape, DType dtype = DType::FLOAT32);
+  static Tensor full(const Shape& shape, double value, DType dtype = DType::FLOAT32);
+  static Tensor scalar(double value, DType dtype = DType::FLOAT32);  // shape {}
+  // [0, 1, ..., n-1].
+  static Tensor arange(int64_t n, DType dtype = DType::INT64);
+  template <typename T>
+  static Tensor from_vector(const std::vector<T>& values, const Shape& shape);
+  template <typename T>
+  static Tensor from_vector(const std::vector<T>& values) {
+    return from_vector(values, Shape{static_cast<int64_t>(values.size())});
+  }
+
+  bool defined() const { return impl_ != nullptr; }
+  const Shape& shape() const;
+  int64_t dim() const { return static_cast<int64_t>(shape().size()); }
+  // Extent of axis d (negative counts from the end).
+  int64_t size(int64_t d) const;
+  int64_t numel() const { return shape_numel(shape()); }
+  DType dtype() const;
+  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype()); }
+
+  // Typed element pointer; throws ValueError if T does not match dtype().
+  template <typename T>
+  T* data() const {
+    check_dtype(dtype_of<T>, "data");
+    return static_cast<T*>(raw_data());
+  }
+  void* raw_data() const;
+
+  // Views sharing storage (no copy, no autograd).
+  Tensor view(const Shape& shape) const;            // one -1 extent allowed
+  Tensor flatten_view(int64_t start_axis = 1) const;  // [N, ...] -> [N, prod(...)]
+  Tensor slice(int64_t begin, int64_t end) const;   // rows [begin, end) of axis 0
+  Tensor select(int64_t index) const;               // row `index` of axis 0, one less axis
+
+  // Copies.
+  Tensor clone() const;                // deep copy, same dtype
+  Tensor to(DType dtype) const;        // converted copy (a clone when the dtype is the same)
+  void copy_(const Tensor& src);       // same numel and dtype; shapes may differ
+  void fill_(double value);
+  void zero_();
+
+  template <typename T>
+  std::vector<T> to_vector() const;    // converts from any dtype
+  double item() const;                 // the single element, as double
+
+  // Printing in the style of Paddle: Tensor(shape=[2], dtype=float32, [1, 2]).
+  std::string to_string(int64_t max_elems = 64) const;
+
+  bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
+  bool shares_storage(const Tensor& other) const;
+  TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+
+  // ---- autograd (implemented in crew/autograd) ----
+  // Paddle's stop_gradient: true (the default) means no gradient is computed for this tensor.
+  bool stop_gradient() const;
+  Tensor& set_stop_gradient(bool stop);
+  bool requires_grad() const { return defined() && !stop_gradient(); }
+  // The accumulated gradient, or an undefined Tensor.
+  Tensor grad() const;
+  void set_grad(const Tensor& grad);
+  // Sets the gradient to undefined (set_to_zero=false) or to zeros (true).
+  void clear_grad(bool set_to_zero = false);
+  // Backpropagates from this tensor; a non-scalar needs an explicit gradient.
+  void backward() const;
+  void backward(const Tensor& grad_output, bool retain_graph = false) const;
+  // A tensor sharing data, with no history and stop_gradient = true.
+  Tensor detach() const;
+  bool is_leaf() const;
+
+ private:
+  void check_defined(const char* op) const;
+  void check_dtype(DType expected, const char* op) const;
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+}  // namespace crew

@@ -1,0 +1,54 @@
+#include <gtest/gtest.h>
+
+#include "crew/tensor/random.h"
+#include "crew/tensor/tensor.h"
+
+namespace crew {
+namespace {
+
+TEST(Tensor, FactoriesAndAlignment) {
+  Tensor t = Tensor::ones({2, 3});
+  EXPECT_EQ(t.numel(), 6);
+  EXPECT_EQ(t.dim(), 2);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw_data()) % 64, 0u);
+  for (float v : t.to_vector<float>()) EXPECT_EQ(v, 1.0f);
+  EXPECT_THROW(t.data<int64_t>(), ValueError);
+}
+
+TEST(Tensor, ViewsShareStorage) {
+  Tensor t = Tensor::arange(12, DType::FLOAT32).view({3, 4});
+  Tensor row = t.select(1);
+  EXPECT_EQ(row.shape(), (Shape{4}));
+  EXPECT_EQ(row.to_vector<float>(), (std::vector<float>{4, 5, 6, 7}));
+  row.fill_(0);
+  EXPECT_EQ(t.to_vector<float>()[5], 0.0f);
+  Tensor s = t.slice(1, 3);
+  EXPECT_EQ(s.shape(), (Shape{2, 4}));
+  EXPECT_TRUE(s.shares_storage(t));
+  EXPECT_EQ(t.view({-1}).shape(), (Shape{12}));
+  EXPECT_THROW(t.view({5, -1}), ValueError);
+  EXPECT_THROW(t.slice(2, 4), IndexError);
+}
+
+TEST(Tensor, ConvertsAndPrints) {
+  Tensor t = Tensor::from_vector<float>({1.5f, 2.0f, -3.0f});
+  EXPECT_EQ(t.to(DType::INT64).to_vector<int64_t>(), (std::vector<int64_t>{1, 2, -3}));
+  EXPECT_EQ(t.to_string(), "Tensor(shape=[3], dtype=float32, [1.5, 2, -3])");
+  EXPECT_DOUBLE_EQ(Tensor::scalar(2.5).item(), 2.5);
+}
+
+TEST(Random, SeedIsReproducible) {
+  seed(7);
+  Tensor a = uniform({16}, 0, 1);
+  seed(7);
+  Tensor b = uniform({16}, 0, 1);
+  EXPECT_EQ(a.to_vector<float>(), b.to_vector<float>());
+  Generator g(1);
+  std::string st = g.state();
+  double x = g.uniform();
+  g.set_state(st);
+  EXPECT_EQ(g.uniform(), x);
+}
+
+}  // namespace
+}  // namespace crew
