@@ -1,0 +1,48 @@
+#pragma once
+// crew::nn::functional: the differentiable layer operations (Paddle's paddle.nn.functional).
+// Layouts: images NCHW; conv weight [out, in/groups, kh, kw]; linear weight [in, out]
+// (Paddle's layout); labels int64 of shape [N] or [N, 1].
+// The general tensor ops (add, matmul, sum, reshape, ...) are in crew/autograd/ops.h.
+#include <array>
+#include <cstdint>
+
+#include "crew/tensor/random.h"
+#include "crew/tensor/tensor.h"
+
+namespace crew::nn::functional {
+
+using Pair = std::array<int64_t, 2>;
+enum class Reduction { MEAN, SUM, NONE };
+
+// x [N, C, H, W], weight [O, C/groups, kh, kw], bias [O] or undefined -> [N, O, H', W'].
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Pair stride = {1, 1},
+              Pair padding = {0, 0}, Pair dilation = {1, 1}, int64_t groups = 1);
+// stride {0, 0} means stride = kernel (Paddle's default).
+Tensor max_pool2d(const Tensor& x, Pair kernel, Pair stride = {0, 0}, Pair padding = {0, 0});
+Tensor avg_pool2d(const Tensor& x, Pair kernel, Pair stride = {0, 0}, Pair padding = {0, 0});
+// x [..., in], weight [in, out], bias [out] or undefined -> [..., out].
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
+
+Tensor relu(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor gelu(const Tensor& x, bool approximate = false);
+Tensor softmax(const Tensor& x, int64_t axis = -1);
+Tensor log_softmax(const Tensor& x, int64_t axis = -1);
+// [N, d1, d2, ...] -> [N, d1*d2*...] for the default axes (Paddle's Flatten(1, -1)).
+Tensor flatten(const Tensor& x, int64_t start_axis = 1, int64_t stop_axis = -1);
+// Inverted dropout: scales kept elements by 1/(1-p) in training; identity otherwise.
+Tensor dropout(const Tensor& x, double p = 0.5, bool training = true, Generator* gen = nullptr);
+// x [N, C, ...]. Training: normalises with batch statistics and updates the running ones
+// in place (running = momentum * running + (1 - momentum) * batch, Paddle's convention);
+// inference: uses the running statistics. weight/bias [C] or undefined.
+Tensor batch_norm(const Tensor& x, Tensor& running_mean, Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, bool training, double momentum = 0.9, double epsilon = 1e-5);
+
+// logits [N, K] float32, labels int64 [N] or [N, 1] -> scalar (MEAN/SUM) or [N] (NONE).
+Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction reduction = Reduction::MEAN);
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::MEAN);
+// Fraction of rows whose top-k logits contain the label; a float32 scalar, no gradient.
+Tensor accuracy(const Tensor& logits, const Tensor& labels, int64_t k = 1);
+
+}  // namespace crew::nn::functional
