@@ -1,0 +1,200 @@
+// Reading safetensors files. Everything taken from the file is bounds-checked before use:
+// the header length against the file size, every offset against the data section, every
+// shape x dtype size against its byte span (with overflow checks), and spans for overlap.
+#include "crew/tensor/safetensors.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+
+#include "crew/core/check.h"
+#include "crew/tensor/safetensors_file.h"
+#include "crew/tensor/safetensors_json.h"
+
+namespace crew {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "safetensors stores little-endian data; crew assumes a little-endian host");
+
+namespace json = detail::json;
+
+struct TensorEntry {
+  std::string name;
+  DType dtype = DType::FLOAT32;
+  Shape shape;
+  uint64_t begin = 0;  // byte offsets into the data section
+  uint64_t end = 0;
+};
+
+struct Header {
+  std::vector<TensorEntry> tensors;  // sorted by data offset
+  std::map<std::string, std::string> metadata;
+  uint64_t data_start = 0;  // file offset of the data section
+};
+
+detail::UniqueFd open_for_read(const std::string& path, uint64_t* file_size) {
+  detail::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) throw IOError(errno_message(str_cat("load: cannot open '", path, "'")));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) throw IOError(errno_message(str_cat("load: stat '", path, "'")));
+  CREW_CHECK_T(IOError, S_ISREG(st.st_mode), "load: '", path, "' is not a regular file");
+  *file_size = static_cast<uint64_t>(st.st_size);
+  return fd;
+}
+
+std::map<std::string, std::string> parse_metadata(const json::Value& v, const std::string& path) {
+  CREW_CHECK(v.is_object(), "load '", path, "': __metadata__ must be an object of strings");
+  std::map<std::string, std::string> out;
+  for (const auto& [key, value] : v.object) {
+    CREW_CHECK(value.is_string(), "load '", path, "': __metadata__ value of '", key,
+               "' is not a string");
+    out.emplace(key, value.text);
+  }
+  return out;
+}
+
+TensorEntry parse_entry(const std::string& name, const json::Value& v, uint64_t data_bytes,
+                        const std::string& path) {
+  auto where = [&] { return str_cat("load '", path, "', tensor '", name, "': "); };
+  CREW_CHECK(v.is_object(), where(), "entry is not an object");
+  TensorEntry e;
+  e.name = name;
+  const json::Value* dtype = v.find("dtype");
+  CREW_CHECK(dtype && dtype->is_string(), where(), "missing string field 'dtype'");
+  try {
+    e.dtype = parse_safetensors_dtype(dtype->text);
+  } catch (const ValueError& err) {
+    CREW_THROW(ValueError, where(), err.what());
+  }
+  const json::Value* shape = v.find("shape");
+  CREW_CHECK(shape && shape->is_array(), where(), "missing array field 'shape'");
+  uint64_t numel = 1;
+  for (const json::Value& d : shape->array) {
+    uint64_t extent = 0;
+    CREW_CHECK(json::to_uint64(d, &extent), where(), "shape extent '", d.text,
+               "' is not a non-negative integer");
+    CREW_CHECK(extent <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()), where(),
+               "shape extent ", extent, " too large");
+    CREW_CHECK(extent == 0 || numel <= std::numeric_limits<uint64_t>::max() / extent, where(),
+               "shape element count overflows");
+    numel *= extent;
+    e.shape.push_back(static_cast<int64_t>(extent));
+  }
+  const json::Value* offsets = v.find("data_offsets");
+  CREW_CHECK(offsets && offsets->is_array() && offsets->array.size() == 2, where(),
+             "missing field 'data_offsets' = [begin, end]");
+  CREW_CHECK(json::to_uint64(offsets->array[0], &e.begin) &&
+                 json::to_uint64(offsets->array[1], &e.end),
+             where(), "data_offsets must be non-negative integers");
+  CREW_CHECK(e.begin <= e.end, where(), "data_offsets [", e.begin, ", ", e.end, "] are reversed");
+  CREW_CHECK(e.end <= data_bytes, where(), "data_offsets [", e.begin, ", ", e.end,
+             "] beyond the data section of ", data_bytes, " bytes (truncated file?)");
+  uint64_t elem = dtype_size(e.dtype);
+  CREW_CHECK(numel <= std::numeric_limits<uint64_t>::max() / elem, where(), "shape ",
+             shape_str(e.shape), " x ", dtype->text, " byte size overflows");
+  CREW_CHECK(numel * elem == e.end - e.begin, where(), "shape ", shape_str(e.shape), " x ",
+             dtype->text, " needs ", numel * elem, " bytes but data_offsets span ",
+             e.end - e.begin);
+  return e;
+}
+
+Header read_header(int fd, uint64_t file_size, const std::string& path) {
+  unsigned char len_bytes[8];
+  size_t got = detail::pread_full(fd, len_bytes, 8, 0, path);
+  CREW_CHECK(got == 8, "load '", path, "': truncated file of ", file_size,
+             " bytes (no 8-byte header length)");
+  uint64_t header_len = 0;
+  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | len_bytes[i];
+  CREW_CHECK(header_len <= kSafetensorsMaxHeaderBytes, "load '", path, "': header length ",
+             header_len, " exceeds the limit of ", kSafetensorsMaxHeaderBytes, " bytes");
+  CREW_CHECK(header_len <= file_size - 8, "load '", path, "': header length ", header_len,
+             " beyond the file size of ", file_size, " bytes (truncated file?)");
+  std::string text(header_len, '\0');
+  got = detail::pread_full(fd, text.data(), header_len, 8, path);
+  CREW_CHECK(got == header_len, "load '", path, "': file shrank while reading the header");
+
+  json::Value root;
+  try {
+    root = json::parse(text);
+  } catch (const ValueError& err) {
+    CREW_THROW(ValueError, "load '", path, "': malformed header: ", err.what());
+  }
+  CREW_CHECK(root.is_object(), "load '", path, "': header is not a JSON object");
+
+  Header h;
+  h.data_start = 8 + header_len;
+  uint64_t data_bytes = file_size - h.data_start;
+  for (const auto& [name, value] : root.object) {
+    if (name == "__metadata__") {
+      h.metadata = parse_metadata(value, path);
+    } else {
+      h.tensors.push_back(parse_entry(name, value, data_bytes, path));
+    }
+  }
+  std::stable_sort(h.tensors.begin(), h.tensors.end(), [](const TensorEntry& a, const TensorEntry& b) {
+    return a.begin < b.begin;
+  });
+  const TensorEntry* prev = nullptr;
+  for (const TensorEntry& e : h.tensors) {
+    if (e.begin == e.end) continue;  // empty tensors occupy no bytes
+    if (prev != nullptr) {
+      CREW_CHECK(e.begin >= prev->end, "load '", path, "': tensor '", e.name, "' data [", e.begin,
+                 ", ", e.end, ") overlaps tensor '", prev->name, "' [", prev->begin, ", ",
+                 prev->end, ")");
+    }
+    prev = &e;
+  }
+  return h;
+}
+
+}  // namespace
+
+const char* safetensors_dtype(DType dtype) {
+  switch (dtype) {
+    case DType::FLOAT32: return "F32";
+    case DType::FLOAT64: return "F64";
+    case DType::INT32: return "I32";
+    case DType::INT64: return "I64";
+    case DType::UINT8: return "U8";
+  }
+  CREW_THROW(ValueError, "safetensors_dtype: unknown dtype ", static_cast<int>(dtype));
+}
+
+DType parse_safetensors_dtype(const std::string& code) {
+  if (code == "F32") return DType::FLOAT32;
+  if (code == "F64") return DType::FLOAT64;
+  if (code == "I32") return DType::INT32;
+  if (code == "I64") return DType::INT64;
+  if (code == "U8") return DType::UINT8;
+  CREW_THROW(ValueError, "unsupported safetensors dtype '", code,
+             "' (crew reads F32, F64, I32, I64, U8)");
+}
+
+StateDict load(const std::string& path) {
+  uint64_t file_size = 0;
+  detail::UniqueFd fd = open_for_read(path, &file_size);
+  Header h = read_header(fd.get(), file_size, path);
+  StateDict out;
+  for (const TensorEntry& e : h.tensors) {
+    Tensor t = Tensor::empty(e.shape, e.dtype);
+    size_t n = static_cast<size_t>(e.end - e.begin);
+    size_t got = detail::pread_full(fd.get(), t.raw_data(), n, h.data_start + e.begin, path);
+    CREW_CHECK(got == n, "load '", path, "', tensor '", e.name, "': file shrank while reading");
+    out.insert(e.name, t);
+  }
+  return out;
+}
+
+std::map<std::string, std::string> load_metadata(const std::string& path) {
+  uint64_t file_size = 0;
+  detail::UniqueFd fd = open_for_read(path, &file_size);
+  return read_header(fd.get(), file_size, path).metadata;
+}
+
+}  // namespace crew

@@ -1,0 +1,270 @@
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "crew/tensor/safetensors.h"
+
+namespace crew {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh temporary directory, removed with its contents at the end of the test.
+class SafetensorsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "crew_st_XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (fs::path(dir_) / name).string(); }
+
+  static std::string read_bytes(const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  static void write_bytes(const std::string& p, const std::string& bytes) {
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  // A file made of an explicit header (length prefix computed) and raw data bytes.
+  std::string craft(const std::string& name, const std::string& header, const std::string& data) {
+    std::string bytes(8, '\0');
+    uint64_t n = header.size();
+    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((n >> (8 * i)) & 0xFF);
+    bytes += header + data;
+    std::string p = path(name);
+    write_bytes(p, bytes);
+    return p;
+  }
+  // load(p) throws E whose message contains every needle.
+  template <typename E>
+  static void expect_error(const std::string& p, std::initializer_list<std::string> needles) {
+    try {
+      load(p);
+      ADD_FAILURE() << "load('" << p << "') did not throw";
+    } catch (const E& e) {
+      std::string msg = e.what();
+      for (const auto& n : needles) EXPECT_NE(msg.find(n), std::string::npos) << "missing '" << n << "' in: " << msg;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "wrong exception type: " << e.what();
+    }
+  }
+
+  std::string dir_;
+};
+
+TEST_F(SafetensorsTest, RoundTripsEveryDtype) {
+  StateDict sd;
+  sd.insert("f32", Tensor::from_vector<float>({1.5f, -2.25f, 3e-8f, 1e30f, 0.f, -0.f}, {2, 3}));
+  sd.insert("f64", Tensor::from_vector<double>({1.0 / 3.0, -1e300}, {2}));
+  sd.insert("i32", Tensor::from_vector<int32_t>({INT32_MIN, -1, 0, INT32_MAX}, {2, 2}));
+  sd.insert("i64", Tensor::from_vector<int64_t>({INT64_MIN, 42, INT64_MAX}, {3}));
+  sd.insert("u8", Tensor::from_vector<uint8_t>({0, 7, 255}, {3, 1}));
+  sd.insert("scalar", Tensor::scalar(2.5, DType::FLOAT64));
+  sd.insert("empty", Tensor::zeros({0, 4}));
+  std::string p = path("all.safetensors");
+  save(sd, p, {{"epoch", "3"}, {"note", "quote \" and \\ and \n"}});
+
+  StateDict back = load(p);
+  ASSERT_EQ(back.keys(), sd.keys());
+  for (const auto& [name, t] : sd) {
+    const Tensor& u = back.at(name);
+    EXPECT_EQ(u.dtype(), t.dtype()) << name;
+    EXPECT_EQ(u.shape(), t.shape()) << name;
+    ASSERT_EQ(u.nbytes(), t.nbytes()) << name;
+    EXPECT_EQ(std::memcmp(u.raw_data(), t.raw_data(), t.nbytes()), 0) << name;
+  }
+  auto md = load_metadata(p);
+  EXPECT_EQ(md.size(), 2u);
+  EXPECT_EQ(md.at("epoch"), "3");
+  EXPECT_EQ(md.at("note"), "quote \" and \\ and \n");
+}
+
+TEST_F(SafetensorsTest, WritesTheReferenceLayout) {
+  StateDict sd;
+  sd.insert("b", Tensor::from_vector<float>({1.0f}, {1}));
+  sd.insert("a", Tensor::from_vector<int64_t>({2, 3}, {2}));
+  std::string p = path("layout.safetensors");
+  save(sd, p);
+  std::string bytes = read_bytes(p);
+  ASSERT_GE(bytes.size(), 8u);
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[i]);
+  EXPECT_EQ((8 + n) % 8, 0u) << "data section must be 8-byte aligned";
+  std::string header = bytes.substr(8, n);
+  std::string want =
+      "{\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+      "\"a\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[4,20]}}";
+  EXPECT_EQ(header.substr(0, want.size()), want);
+  EXPECT_EQ(header.find_first_not_of(' ', want.size()), std::string::npos);
+  ASSERT_EQ(bytes.size(), 8 + n + 20);
+  float one = 0;
+  std::memcpy(&one, bytes.data() + 8 + n, 4);
+  EXPECT_EQ(one, 1.0f);
+}
+
+TEST_F(SafetensorsTest, ReadsForeignFiles) {
+  // Keys out of offset order, whitespace, metadata last, escaped name: as other writers do.
+  std::string data(12, '\0');
+  int32_t v[3] = {7, -8, 9};
+  std::memcpy(data.data(), v, 12);
+  std::string p = craft("foreign.safetensors",
+                        "{ \"y\" : {\"dtype\":\"I32\", \"shape\":[1], \"data_offsets\":[8,12]},\n"
+                        "  \"x\\u00e9\": {\"shape\":[2],\"dtype\":\"I32\",\"data_offsets\":[0,8]},"
+                        "  \"__metadata__\": {\"format\": \"pt\"} }   ",
+                        data);
+  StateDict sd = load(p);
+  ASSERT_EQ(sd.keys(), (std::vector<std::string>{"x\xc3\xa9", "y"}));
+  EXPECT_EQ(sd.at("x\xc3\xa9").to_vector<int32_t>(), (std::vector<int32_t>{7, -8}));
+  EXPECT_EQ(sd.at("y").to_vector<int32_t>(), (std::vector<int32_t>{9}));
+  EXPECT_EQ(load_metadata(p).at("format"), "pt");
+}
+
+TEST_F(SafetensorsTest, SaveIsAtomicAndLeavesNoTempFiles) {
+  std::string p = path("m.safetensors");
+  StateDict a;
+  a.insert("w", Tensor::ones({4}));
+  save(a, p);
+  StateDict b;
+  b.insert("w", Tensor::zeros({8}));
+  save(b, p);  // replaces the file in one rename
+  EXPECT_EQ(load(p).at("w").numel(), 8);
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    (void)entry;
+    ++files;
+  }
+  EXPECT_EQ(files, 1);
+  StateDict bad;
+  bad.insert("__metadata__", Tensor::ones({1}));
+  EXPECT_THROW(save(bad, p), ValueError);
+  EXPECT_EQ(load(p).at("w").numel(), 8) << "a failed save must not touch the old file";
+  EXPECT_THROW(save(a, path("no/such/dir/x.safetensors")), IOError);
+}
+
+TEST_F(SafetensorsTest, MissingFileIsIOError) {
+  std::string p = path("absent.safetensors");
+  expect_error<IOError>(p, {p});
+  EXPECT_THROW(load_metadata(p), IOError);
+  EXPECT_THROW(load(dir_), IOError);  // a directory
+}
+
+TEST_F(SafetensorsTest, TruncatedFiles) {
+  std::string p = path("t.safetensors");
+  write_bytes(p, "");
+  expect_error<ValueError>(p, {p, "truncated"});
+  write_bytes(p, std::string("\x10\0\0", 3));
+  expect_error<ValueError>(p, {p, "truncated"});
+  // Header length beyond the file.
+  craft("t.safetensors", "{}", "");
+  std::string bytes = read_bytes(p);
+  bytes[0] = 100;
+  write_bytes(p, bytes);
+  expect_error<ValueError>(p, {p, "header length 100", "beyond"});
+  // Absurd header length.
+  std::string huge(8, '\xff');
+  write_bytes(p, huge + "{}");
+  expect_error<ValueError>(p, {p, "exceeds"});
+  // Data cut short.
+  StateDict sd;
+  sd.insert("w", Tensor::ones({16}));
+  save(sd, p);
+  bytes = read_bytes(p);
+  write_bytes(p, bytes.substr(0, bytes.size() - 5));
+  expect_error<ValueError>(p, {p, "'w'", "beyond the data section"});
+}
+
+TEST_F(SafetensorsTest, MalformedHeaders) {
+  std::string d8(8, '\0');
+  expect_error<ValueError>(craft("a", "{\"w\":", d8), {"malformed header"});
+  expect_error<ValueError>(craft("b", "[1,2]", ""), {"not a JSON object"});
+  expect_error<ValueError>(craft("c", "{\"w\":{\"dtype\":\"F32\"}} x", ""), {"malformed", "trailing"});
+  expect_error<ValueError>(craft("d", "{\"a\":1,\"a\":2}", ""), {"duplicate"});
+  expect_error<ValueError>(craft("e", std::string(1000, '[') + std::string(1000, ']'), ""), {"nesting"});
+  expect_error<ValueError>(craft("f", "{\"w\":\"F32\"}", ""), {"'w'", "not an object"});
+  expect_error<ValueError>(craft("g", "{\"__metadata__\":{\"k\":1}}", ""), {"__metadata__", "'k'"});
+  expect_error<ValueError>(craft("h", "{\"w\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}", d8),
+                           {"'w'", "-2"});
+  expect_error<ValueError>(craft("i", "{\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0]}}", d8),
+                           {"'w'", "data_offsets"});
+  expect_error<ValueError>(craft("j", "{\"w\":{\"dtype\":\"F32\",\"shape\":[2.5],\"data_offsets\":[0,8]}}", d8),
+                           {"'w'", "2.5"});
+  expect_error<ValueError>(craft("k", "{\"w\":{\"shape\":[2],\"data_offsets\":[0,8]}}", d8), {"'w'", "dtype"});
+  expect_error<ValueError>(craft("l", "{\"s\":\"\\ud800\"}", ""), {"surrogate"});
+}
+
+TEST_F(SafetensorsTest, BadDtypesOffsetsAndSizes) {
+  std::string d16(16, '\0');
+  expect_error<ValueError>(
+      craft("dtype", "{\"w\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[0,4]}}", d16),
+      {"'w'", "BF16"});
+  expect_error<ValueError>(
+      craft("range", "{\"w\":{\"dtype\":\"F32\",\"shape\":[8],\"data_offsets\":[0,32]}}", d16),
+      {"'w'", "[0, 32]", "beyond"});
+  expect_error<ValueError>(
+      craft("rev", "{\"w\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[8,4]}}", d16),
+      {"'w'", "reversed"});
+  expect_error<ValueError>(
+      craft("size", "{\"w\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,16]}}", d16),
+      {"'w'", "[3]", "12 bytes", "span 16"});
+  expect_error<ValueError>(
+      craft("overflow",
+            "{\"w\":{\"dtype\":\"F64\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,0]}}", d16),
+      {"'w'", "count overflows"});
+  expect_error<ValueError>(
+      craft("overflow2",
+            "{\"w\":{\"dtype\":\"F64\",\"shape\":[4294967296,1073741824],\"data_offsets\":[0,0]}}", d16),
+      {"'w'", "byte size overflows"});
+  expect_error<ValueError>(
+      craft("overlap",
+            "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+            "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}",
+            d16),
+      {"overlaps", "'a'", "'b'"});
+}
+
+// Every prefix of a valid file and every single-byte corruption of its header either loads
+// or throws a crew::Error; nothing else (no crash, no other exception type).
+TEST_F(SafetensorsTest, CorruptionNeverCrashes) {
+  StateDict sd;
+  sd.insert("conv1.weight", Tensor::ones({2, 1, 3, 3}));
+  sd.insert("step", Tensor::scalar(5, DType::INT64));
+  std::string good_path = path("good.safetensors");
+  save(sd, good_path, {{"k", "v"}});
+  std::string good = read_bytes(good_path);
+  std::string p = path("bad.safetensors");
+  int errors = 0;
+  auto attempt = [&](const std::string& bytes) {
+    write_bytes(p, bytes);
+    try {
+      load(p);
+    } catch (const Error&) {
+      ++errors;
+    }
+  };
+  for (size_t len = 0; len < good.size(); ++len) attempt(good.substr(0, len));
+  EXPECT_EQ(errors, static_cast<int>(good.size())) << "every strict prefix must be rejected";
+  const char kBytes[] = {'\0', '"', '{', '}', '[', ']', ',', ':', '9', '-', '\\', '\xff'};
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(good[i]);
+  for (size_t i = 0; i < 8 + n; ++i) {
+    for (char c : kBytes) {
+      std::string bad = good;
+      bad[i] = c;
+      attempt(bad);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace crew
