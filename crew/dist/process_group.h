@@ -12,6 +12,7 @@
 // to an async collective must stay alive and untouched until its Work completes.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,5 +82,35 @@ class ProcessGroup {
   int size_;
   ProcessGroupOptions options_;
 };
+
+class Store;
+
+// ---- Backend registry ----
+// A backend factory creates this rank's ProcessGroup of `size` ranks, rendezvousing through
+// `store` (already namespaced to the group: keys need no group prefix) within options.timeout.
+using BackendFactory = std::function<std::shared_ptr<ProcessGroup>(
+    const std::shared_ptr<Store>& store, int rank, int size, const ProcessGroupOptions& options)>;
+
+// Registers (or replaces) the factory for `name` ("gloo", "shm", ...). Thread-safe.
+void register_backend(const std::string& name, BackendFactory factory);
+bool is_backend_registered(const std::string& name);
+std::vector<std::string> registered_backends();
+// Creates a group with the named backend; ValueError listing the registered ones otherwise.
+std::shared_ptr<ProcessGroup> create_process_group(const std::string& backend, const std::shared_ptr<Store>& store,
+                                                   int rank, int size, const ProcessGroupOptions& options);
+
+namespace detail {
+// Argument checks shared by the backends; messages read
+// "all_gather (rank 1, group default): expected 4 output tensors, got 3".
+void check_tensor(const ProcessGroup& pg, const char* op, const Tensor& tensor, const char* what);
+void check_peer(const ProcessGroup& pg, const char* op, int peer, const char* what);
+// Checks list.size() == size() and every entry matches `like` in dtype and numel.
+void check_list(const ProcessGroup& pg, const char* op, const std::vector<Tensor>& list, const Tensor& like,
+                const char* what);
+}  // namespace detail
+
+// A group of one rank (backend "self"): every collective is a local copy and completes at
+// once. Used for a world of one process, where init_parallel_env does nothing.
+std::shared_ptr<ProcessGroup> create_self_process_group(ProcessGroupOptions options = {});
 
 }  // namespace crew::dist

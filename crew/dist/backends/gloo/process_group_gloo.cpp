@@ -1,0 +1,163 @@
+#include "crew/dist/backends/gloo/process_group_gloo.h"
+
+#include <unistd.h>
+
+#include <gloo/barrier.h>
+#include <gloo/common/error.h>
+#include <gloo/common/logging.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/transport/tcp/device.h>
+#include <gloo/transport/unbound_buffer.h>
+#include <gloo/types.h>
+
+#include "crew/core/check.h"
+#include "crew/core/env.h"
+#include "crew/core/error.h"
+#include "crew/dist/backends/gloo/gloo_store_adapter.h"
+
+namespace crew::dist {
+
+namespace {
+
+// Slot prefix of send/recv, above every prefix Gloo's own collectives use.
+constexpr uint8_t kP2PSlotPrefix = 0xF0;
+
+bool is_timeout_message(const std::string& text) {
+  return text.find("Timed out") != std::string::npos || text.find("timed out") != std::string::npos;
+}
+
+std::string this_host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0) return GlooOptions::kDefaultHostname;
+  return name;
+}
+
+}  // namespace
+
+GlooOptions GlooOptions::from_env() {
+  GlooOptions options;
+  options.hostname = env::get_string("CREW_HOST", options.hostname);
+  options.iface = env::get_string("CREW_GLOO_IFNAME", options.iface);
+  return options;
+}
+
+ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int size, ProcessGroupOptions options,
+                                   GlooOptions gloo_options)
+    : ProcessGroup(rank, size, std::move(options)) {
+  CREW_CHECK(store != nullptr, "ProcessGroupGloo (rank ", rank, ", group ", options_.group_name, "): store is null");
+  CREW_CHECK(size >= 1 && rank >= 0 && rank < size, "ProcessGroupGloo (group ", options_.group_name, "): rank ", rank,
+             " is not in [0, ", size, ")");
+  const std::string where =
+      str_cat("gloo rendezvous (rank ", rank, " of ", size, ", group ", options_.group_name, ")");
+  ::gloo::transport::tcp::attr attr;
+  if (!gloo_options.iface.empty()) {
+    attr.iface = gloo_options.iface;
+  } else {
+    attr.hostname = gloo_options.hostname.empty() ? this_host_name() : gloo_options.hostname;
+  }
+  try {
+    auto device = ::gloo::transport::tcp::CreateDevice(attr);
+    auto context = std::make_shared<::gloo::rendezvous::Context>(rank, size);
+    context->setTimeout(options_.timeout);
+    detail::GlooStoreAdapter adapter(store, options_.timeout);
+    context->connectFullMesh(adapter, device);
+    context_ = std::move(context);
+  } catch (const TimeoutError& e) {
+    CREW_THROW(TimeoutError, where, ": ", e.what());
+  } catch (const crew::Error&) {
+    throw;
+  } catch (const ::gloo::EnforceNotMet& e) {
+    CREW_THROW(CommError, where, ": ", e.what(), " (address '", attr.hostname, attr.iface, "')");
+  } catch (const std::exception& e) {
+    if (is_timeout_message(e.what())) {
+      CREW_THROW(TimeoutError, where, ": timed out after ", format_duration(options_.timeout), " (gloo: ", e.what(),
+                 ")");
+    }
+    CREW_THROW(CommError, where, ": ", e.what(), " (address '", attr.hostname, attr.iface,
+               "'; set CREW_HOST or CREW_GLOO_IFNAME to choose another)");
+  }
+  // Work::wait() without a timeout allows a little more than the op's own Gloo timeout, so
+  // that Gloo's more precise error (a dead peer) is the one reported.
+  queue_ = std::make_unique<WorkQueue>(options_.group_name, rank, options_.timeout + std::chrono::seconds(2));
+}
+
+ProcessGroupGloo::~ProcessGroupGloo() {
+  queue_.reset();  // joins the worker before the context goes away
+  if (context_) {
+    try {
+      context_->closeConnections();
+    } catch (...) {
+      // Peers may be gone already; nothing to report at teardown.
+    }
+  }
+}
+
+std::shared_ptr<Work> ProcessGroupGloo::submit(const char* op, std::function<void(uint32_t tag)> task) {
+  const auto timeout = options_.timeout;
+  return queue_->submit(op, [task = std::move(task), timeout](const OpInfo& info) {
+    try {
+      task(static_cast<uint32_t>(info.seq));
+    } catch (const crew::Error&) {
+      throw;
+    } catch (const ::gloo::EnforceNotMet& e) {
+      CREW_THROW(CommError, info.describe(), ": ", e.what());
+    } catch (const std::exception& e) {
+      if (is_timeout_message(e.what())) {
+        CREW_THROW(TimeoutError, info.describe(), ": timed out after ", format_duration(timeout), " (gloo: ",
+                   e.what(), ")");
+      }
+      CREW_THROW(CommError, info.describe(), ": communication failed; a peer may have exited (gloo: ", e.what(),
+                 ")");
+    }
+  });
+}
+
+std::shared_ptr<Work> ProcessGroupGloo::barrier() {
+  auto context = context_;
+  const auto timeout = options_.timeout;
+  return submit("barrier", [context, timeout](uint32_t tag) {
+    ::gloo::BarrierOptions opts(context);
+    opts.setTag(tag);
+    opts.setTimeout(timeout);
+    ::gloo::barrier(opts);
+  });
+}
+
+std::shared_ptr<Work> ProcessGroupGloo::send(const Tensor& tensor, int dst, int tag) {
+  detail::check_tensor(*this, "send", tensor, "tensor");
+  detail::check_peer(*this, "send", dst, "dst");
+  CREW_CHECK(dst != rank_ && tag >= 0, "send (rank ", rank_, ", group ", options_.group_name,
+             "): needs another rank and a tag >= 0, got dst ", dst, ", tag ", tag);
+  auto context = context_;
+  const auto timeout = options_.timeout;
+  Tensor t = tensor;
+  return submit("send", [context, timeout, t, dst, tag](uint32_t) {
+    if (t.nbytes() == 0) return;
+    auto buf = context->createUnboundBuffer(t.raw_data(), t.nbytes());
+    buf->send(dst, ::gloo::Slot::build(kP2PSlotPrefix, static_cast<uint32_t>(tag)));
+    if (!buf->waitSend(timeout)) CREW_THROW(CommError, "send to rank ", dst, " was aborted");
+  });
+}
+
+std::shared_ptr<Work> ProcessGroupGloo::recv(Tensor& tensor, int src, int tag) {
+  detail::check_tensor(*this, "recv", tensor, "tensor");
+  detail::check_peer(*this, "recv", src, "src");
+  CREW_CHECK(src != rank_ && tag >= 0, "recv (rank ", rank_, ", group ", options_.group_name,
+             "): needs another rank and a tag >= 0, got src ", src, ", tag ", tag);
+  auto context = context_;
+  const auto timeout = options_.timeout;
+  Tensor t = tensor;
+  return submit("recv", [context, timeout, t, src, tag](uint32_t) {
+    if (t.nbytes() == 0) return;
+    auto buf = context->createUnboundBuffer(t.raw_data(), t.nbytes());
+    buf->recv(src, ::gloo::Slot::build(kP2PSlotPrefix, static_cast<uint32_t>(tag)));
+    if (!buf->waitRecv(timeout)) CREW_THROW(CommError, "recv from rank ", src, " was aborted");
+  });
+}
+
+std::shared_ptr<ProcessGroup> create_gloo_process_group(const std::shared_ptr<Store>& store, int rank, int size,
+                                                        const ProcessGroupOptions& options) {
+  return std::make_shared<ProcessGroupGloo>(store, rank, size, options, GlooOptions::from_env());
+}
+
+}  // namespace crew::dist

@@ -1,0 +1,60 @@
+#pragma once
+// WorkQueue: one worker thread per process group running its collectives first in, first
+// out. This is what gives crew's ordering rule: ops on a group run in the order they were
+// issued, each under the group's next sequence number.
+//
+//   WorkQueue queue("default", /*rank=*/1, std::chrono::minutes(30));
+//   auto work = queue.submit("all_reduce", [&](const OpInfo& info) { ...gloo call... });
+//   work->wait();
+//
+// After an op fails with a communication error or a timeout, the peers are in an unknown
+// state, so every later op fails at once with a CommError naming the first failure.
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <condition_variable>
+#include <string>
+#include <thread>
+
+#include "crew/dist/work.h"
+
+namespace crew::dist {
+
+class WorkQueue {
+ public:
+  using Task = std::function<void(const OpInfo&)>;
+
+  WorkQueue(std::string group_name, int rank, std::chrono::milliseconds timeout);
+  // Lets the running op finish, fails queued ones with StateError, joins the worker.
+  ~WorkQueue();
+  WorkQueue(const WorkQueue&) = delete;
+  WorkQueue& operator=(const WorkQueue&) = delete;
+
+  // Queues `task` under the next sequence number; the Work completes when it returns/throws.
+  std::shared_ptr<FutureWork> submit(const std::string& op, Task task);
+  // Ops submitted so far.
+  uint64_t submitted() const;
+
+ private:
+  struct Item {
+    std::shared_ptr<FutureWork> work;
+    Task task;
+  };
+  void run();
+
+  const std::string group_name_;
+  const int rank_;
+  const std::chrono::milliseconds timeout_;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Item> queue_;
+  uint64_t next_seq_ = 0;
+  bool stopping_ = false;
+  std::string broken_;  // the first communication failure, "" while healthy
+  std::thread worker_;
+};
+
+}  // namespace crew::dist
