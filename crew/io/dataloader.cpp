@@ -1,0 +1,61 @@
+#include "crew/io/dataloader.h"
+
+#include "crew/core/check.h"
+#include "crew/io/loader_run.h"
+#include "crew/io/transforms/transform.h"
+#include "crew/tensor/random.h"
+
+namespace crew::io {
+
+DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options)
+    : dataset_(std::move(dataset)), options_(std::move(options)) {
+  CREW_CHECK(dataset_ != nullptr, "DataLoader: dataset is null");
+  CREW_CHECK(options_.batch_size > 0, "DataLoader: batch_size must be positive, got ", options_.batch_size);
+  batch_sampler_ = std::make_shared<BatchSampler>(*dataset_, options_.batch_size, options_.shuffle, options_.drop_last);
+}
+
+DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, std::shared_ptr<BatchSamplerBase> batch_sampler,
+                       DataLoaderOptions options)
+    : dataset_(std::move(dataset)), batch_sampler_(std::move(batch_sampler)), options_(std::move(options)) {
+  CREW_CHECK(dataset_ != nullptr, "DataLoader: dataset is null");
+  CREW_CHECK(batch_sampler_ != nullptr, "DataLoader: batch_sampler is null");
+}
+
+DataLoader::Iterator DataLoader::begin() {
+  CREW_CHECK(options_.num_workers >= 0, "DataLoader: num_workers must be >= 0, got ", options_.num_workers);
+  detail::LoaderRunConfig config;
+  config.dataset = dataset_;
+  config.batches = batch_sampler_->batches();
+  config.collate = options_.collate_fn ? options_.collate_fn : CollateFn(default_collate);
+  config.num_workers = options_.num_workers;
+  config.prefetch_factor = options_.prefetch_factor;
+  config.timeout = options_.timeout;
+  config.seed = options_.seed ? mix_seed(*options_.seed, passes_) : default_generator().next_u64();
+  ++passes_;
+  return Iterator(std::make_shared<detail::LoaderRun>(std::move(config)));
+}
+
+DataLoader::Iterator::Iterator(std::shared_ptr<detail::LoaderRun> run) : run_(std::move(run)) { fetch(); }
+
+DataLoader::Iterator::~Iterator() = default;
+
+void DataLoader::Iterator::fetch() {
+  if (!run_) return;
+  try {
+    if (!run_->next(&batch_)) {
+      run_.reset();
+      batch_.clear();
+    }
+  } catch (...) {
+    run_.reset();  // joins the workers
+    batch_.clear();
+    throw;
+  }
+}
+
+DataLoader::Iterator& DataLoader::Iterator::operator++() {
+  fetch();
+  return *this;
+}
+
+}  // namespace crew::io

@@ -1,0 +1,110 @@
+#include "crew/io/datasets/cifar10.h"
+
+#include "crew/core/check.h"
+#include "crew/io/datasets/data_dir.h"
+#include "crew/io/file_bytes.h"
+#include "crew/io/tar_reader.h"
+
+namespace crew::io {
+namespace {
+
+constexpr const char* kArchive = "cifar-10-binary.tar.gz";
+constexpr const char* kHint =
+    "download https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz and pass its path or directory as data_dir "
+    "(or set CREW_DATA_DIR)";
+
+std::vector<std::string> batch_names(const std::string& mode) {
+  if (mode == "test") return {"test_batch.bin"};
+  return {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin", "data_batch_5.bin"};
+}
+
+std::string basename(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+Cifar10::Cifar10(Cifar10Options options) : options_(std::move(options)) {
+  CREW_CHECK(options_.mode == "train" || options_.mode == "test", "Cifar10: mode must be \"train\" or \"test\", got \"",
+             options_.mode, "\"");
+  const std::vector<std::string> names = batch_names(options_.mode);
+  std::vector<std::string> looked;
+  std::string archive;
+  for (const std::string& d : detail::data_dirs(options_.data_dir, "cifar10", kDefaultDir)) {
+    if (file_exists(d)) {  // the archive itself
+      archive = d;
+      break;
+    }
+    bool all = true;
+    for (const auto& n : names) all = all && file_exists(d + "/" + n);
+    if (all) {
+      source_ = d;
+      for (const auto& n : names) {
+        std::vector<uint8_t> bytes = read_file_bytes(d + "/" + n);
+        add_records(bytes.data(), bytes.size(), d + "/" + n);
+      }
+      return;
+    }
+    for (const std::string& a : {d + "/" + kArchive, d + "/cifar-10-batches-bin/" + names[0]}) looked.push_back(a);
+    if (file_exists(d + "/" + kArchive)) {
+      archive = d + "/" + kArchive;
+      break;
+    }
+    if (is_directory(d + "/cifar-10-batches-bin")) {
+      Cifar10Options inner = options_;
+      inner.data_dir = d + "/cifar-10-batches-bin";
+      *this = Cifar10(inner);
+      return;
+    }
+  }
+  if (archive.empty()) {
+    CREW_THROW(IOError, "Cifar10 (", options_.mode, "): ", detail::join(names), " not found; looked in: ",
+               detail::join(looked), ". To get it: ", kHint);
+  }
+  source_ = archive;
+  std::vector<uint8_t> raw = read_file_bytes(archive);
+  std::vector<uint8_t> tar = is_gzip(raw) ? gunzip(raw, archive) : std::move(raw);
+  std::vector<TarMember> members = list_tar(tar, archive);
+  for (const auto& n : names) {
+    const TarMember* found = nullptr;
+    for (const auto& m : members) {
+      if (basename(m.name) == n) found = &m;
+    }
+    CREW_CHECK_T(IOError, found != nullptr, "Cifar10: archive ", archive, " has no member ", n, " (", members.size(),
+                 " members); is it the binary version (", kArchive, ")?");
+    add_records(tar.data() + found->data_offset, found->size, archive + ":" + found->name);
+  }
+}
+
+void Cifar10::add_records(const uint8_t* data, size_t size, const std::string& what) {
+  CREW_CHECK_T(IOError, size > 0, "Cifar10: ", what, " is empty");
+  CREW_CHECK_T(IOError, size % kRecordBytes == 0, "Cifar10: ", what, ": truncated or corrupt: ", size,
+               " bytes is not a whole number of ", kRecordBytes, "-byte records; the last record starts at offset ",
+               size / kRecordBytes * kRecordBytes, " and is ", size % kRecordBytes, " bytes long");
+  const size_t records = size / kRecordBytes;
+  images_.reserve(images_.size() + records * (kRecordBytes - 1));
+  for (size_t r = 0; r < records; ++r) {
+    const uint8_t* rec = data + r * kRecordBytes;
+    CREW_CHECK_T(IOError, rec[0] < 10, "Cifar10: ", what, ": label ", int{rec[0]}, " at offset ", r * kRecordBytes,
+                 " is not a class in 0..9 (corrupt file, or not the binary version?)");
+    labels_.push_back(rec[0]);
+    images_.insert(images_.end(), rec + 1, rec + kRecordBytes);
+  }
+}
+
+Sample Cifar10::get(int64_t index) const {
+  check_sample_index("Cifar10::get", index, size());
+  constexpr int64_t kPlane = 32 * 32;
+  const uint8_t* src = images_.data() + index * 3 * kPlane;
+  Tensor image = Tensor::empty({32, 32, 3}, DType::UINT8);
+  uint8_t* dst = image.data<uint8_t>();
+  for (int64_t p = 0; p < kPlane; ++p) {
+    for (int64_t c = 0; c < 3; ++c) dst[p * 3 + c] = src[c * kPlane + p];
+  }
+  Tensor label = Tensor::scalar(static_cast<double>(labels_[static_cast<size_t>(index)]), DType::INT64);
+  if (options_.transform) image = (*options_.transform)(image);
+  return {image, label};
+}
+
+}  // namespace crew::io

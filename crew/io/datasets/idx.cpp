@@ -1,0 +1,48 @@
+#include "crew/io/datasets/idx.h"
+
+#include "crew/core/check.h"
+#include "crew/io/file_bytes.h"
+
+namespace crew::io {
+namespace {
+
+uint32_t read_be32(const uint8_t* p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+}
+
+}  // namespace
+
+IdxArray parse_idx_uint8(const std::vector<uint8_t>& bytes, int expected_dims, const std::string& path) {
+  CREW_CHECK_T(IOError, bytes.size() >= 4, "IDX file ", path, ": truncated header: ", bytes.size(),
+               " bytes, need at least 4 at offset 0");
+  CREW_CHECK_T(IOError, bytes[0] == 0 && bytes[1] == 0, "IDX file ", path,
+               ": bad magic at offset 0: first two bytes must be 0 (is this an IDX file?)");
+  CREW_CHECK_T(IOError, bytes[2] == 0x08, "IDX file ", path, ": element type 0x", std::hex, int{bytes[2]}, std::dec,
+               " at offset 2, expected 0x08 (uint8)");
+  CREW_CHECK_T(IOError, bytes[3] == expected_dims, "IDX file ", path, ": ", int{bytes[3]},
+               " dims at offset 3, expected ", expected_dims);
+  const size_t header = 4 + 4 * static_cast<size_t>(expected_dims);
+  CREW_CHECK_T(IOError, bytes.size() >= header, "IDX file ", path, ": truncated header: ", bytes.size(),
+               " bytes, the dims need ", header);
+  IdxArray out;
+  uint64_t numel = 1;
+  for (int d = 0; d < expected_dims; ++d) {
+    uint32_t extent = read_be32(bytes.data() + 4 + 4 * d);
+    CREW_CHECK_T(IOError, extent > 0 && extent <= (1u << 28), "IDX file ", path, ": dim ", d, " = ", extent,
+                 " at offset ", 4 + 4 * d, " is not a plausible extent");
+    out.dims.push_back(extent);
+    numel *= extent;
+  }
+  CREW_CHECK_T(IOError, bytes.size() - header >= numel, "IDX file ", path, ": truncated data: the header at offset 4",
+               " promises ", numel, " bytes from offset ", header, ", but the data ends at offset ", bytes.size());
+  CREW_CHECK_T(IOError, bytes.size() - header == numel, "IDX file ", path, ": ", bytes.size() - header - numel,
+               " unexpected trailing bytes after offset ", header + numel);
+  out.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(header), bytes.end());
+  return out;
+}
+
+IdxArray read_idx_uint8(const std::string& path, int expected_dims) {
+  return parse_idx_uint8(read_maybe_gzip(path), expected_dims, path);
+}
+
+}  // namespace crew::io
