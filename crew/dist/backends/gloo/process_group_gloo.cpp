@@ -92,11 +92,15 @@ ProcessGroupGloo::~ProcessGroupGloo() {
   }
 }
 
-std::shared_ptr<Work> ProcessGroupGloo::submit(const char* op, std::function<void(uint32_t tag)> task) {
+std::shared_ptr<Work> ProcessGroupGloo::submit(const char* op, std::function<void(uint32_t tag)> task,
+                                               bool collective) {
   const auto timeout = options_.timeout;
-  return queue_->submit(op, [task = std::move(task), timeout](const OpInfo& info) {
+  // Tag and queue position are taken together so that they agree in issue order.
+  std::lock_guard<std::mutex> lock(submit_mutex_);
+  const uint32_t tag = collective ? next_tag_++ : 0;
+  return queue_->submit(op, [task = std::move(task), timeout, tag](const OpInfo& info) {
     try {
-      task(static_cast<uint32_t>(info.seq));
+      task(tag);
     } catch (const crew::Error&) {
       throw;
     } catch (const ::gloo::EnforceNotMet& e) {
@@ -136,7 +140,7 @@ std::shared_ptr<Work> ProcessGroupGloo::send(const Tensor& tensor, int dst, int 
     auto buf = context->createUnboundBuffer(t.raw_data(), t.nbytes());
     buf->send(dst, ::gloo::Slot::build(kP2PSlotPrefix, static_cast<uint32_t>(tag)));
     if (!buf->waitSend(timeout)) CREW_THROW(CommError, "send to rank ", dst, " was aborted");
-  });
+  }, /*collective=*/false);
 }
 
 std::shared_ptr<Work> ProcessGroupGloo::recv(Tensor& tensor, int src, int tag) {
@@ -152,7 +156,7 @@ std::shared_ptr<Work> ProcessGroupGloo::recv(Tensor& tensor, int src, int tag) {
     auto buf = context->createUnboundBuffer(t.raw_data(), t.nbytes());
     buf->recv(src, ::gloo::Slot::build(kP2PSlotPrefix, static_cast<uint32_t>(tag)));
     if (!buf->waitRecv(timeout)) CREW_THROW(CommError, "recv from rank ", src, " was aborted");
-  });
+  }, /*collective=*/false);
 }
 
 std::shared_ptr<ProcessGroup> create_gloo_process_group(const std::shared_ptr<Store>& store, int rank, int size,

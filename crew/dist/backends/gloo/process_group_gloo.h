@@ -18,6 +18,7 @@
 // not leave both ranks sending first (as with any blocking send).
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "crew/dist/process_group.h"
@@ -65,10 +66,14 @@ class ProcessGroupGloo final : public ProcessGroup {
 
  private:
   // Queues task; Gloo exceptions it throws become CommError / TimeoutError naming the op.
-  std::shared_ptr<Work> submit(const char* op, std::function<void(uint32_t tag)> task);
+  // Collectives get consecutive Gloo tags; send/recv (collective = false) take none, so that
+  // ranks that do not take part in a send agree on the tags of later collectives.
+  std::shared_ptr<Work> submit(const char* op, std::function<void(uint32_t tag)> task, bool collective = true);
 
   std::shared_ptr<::gloo::Context> context_;
   std::unique_ptr<WorkQueue> queue_;
+  std::mutex submit_mutex_;
+  uint32_t next_tag_ = 0;
 };
 
 // The BackendFactory of "gloo" (GlooOptions from the environment).
