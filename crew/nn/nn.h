@@ -1,0 +1,15 @@
+#pragma once
+// crew::nn: layers (Paddle's paddle.nn), initialisers and functional forms.
+#include "crew/nn/activation.h"
+#include "crew/nn/batch_norm.h"
+#include "crew/nn/conv.h"
+#include "crew/nn/dropout.h"
+#include "crew/nn/flatten.h"
+#include "crew/nn/functional.h"
+#include "crew/nn/init.h"
+#include "crew/nn/layer.h"
+#include "crew/nn/linear.h"
+#include "crew/nn/models/my_net.h"
+#include "crew/nn/pooling.h"
+#include "crew/nn/sequential.h"
+#include "crew/nn/size2.h"

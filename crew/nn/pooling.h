@@ -1,0 +1,35 @@
+#pragma once
+// MaxPool2D and AvgPool2D: Paddle's nn.MaxPool2D / nn.AvgPool2D over x [N, C, H, W].
+// stride 0 (the default) means stride = kernel_size, as in Paddle.
+//
+//   MaxPool2D pool(2);               // kernel 2, stride 2: [N, C, 26, 26] -> [N, C, 13, 13]
+#include "crew/nn/layer.h"
+#include "crew/nn/size2.h"
+
+namespace crew::nn {
+
+class MaxPool2D : public Layer {
+ public:
+  explicit MaxPool2D(Size2 kernel_size, Size2 stride = 0, Size2 padding = 0);
+  Tensor forward(const Tensor& x) override;
+  Size2 kernel_size() const { return kernel_; }
+  Size2 stride() const { return stride_; }  // the effective stride
+  Size2 padding() const { return padding_; }
+
+ private:
+  Size2 kernel_, stride_, padding_;
+};
+
+class AvgPool2D : public Layer {
+ public:
+  explicit AvgPool2D(Size2 kernel_size, Size2 stride = 0, Size2 padding = 0);
+  Tensor forward(const Tensor& x) override;
+  Size2 kernel_size() const { return kernel_; }
+  Size2 stride() const { return stride_; }
+  Size2 padding() const { return padding_; }
+
+ private:
+  Size2 kernel_, stride_, padding_;
+};
+
+}  // namespace crew::nn
