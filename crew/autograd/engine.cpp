@@ -1,0 +1,165 @@
+#include "crew/autograd/engine.h"
+
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "crew/autograd/autograd_meta.h"
+#include "crew/tensor/ops/broadcast.h"
+
+namespace crew::autograd {
+namespace {
+
+// A gradient buffer we may keep as a leaf's grad(): it must share storage with nothing else.
+Tensor owned(Tensor g) {
+  if (g.impl_ptr().use_count() == 1 && g.impl()->storage.use_count() == 1) return g;
+  return g.clone();
+}
+
+void accumulate(Tensor& buffer, Tensor contribution) {
+  if (!contribution.defined()) return;
+  if (!buffer.defined()) {
+    buffer = std::move(contribution);
+  } else {
+    buffer = ops::binary(ops::BinaryOp::ADD, buffer, contribution, "backward (accumulate)");
+  }
+}
+
+void complete_leaf(const std::shared_ptr<TensorImpl>& leaf, Tensor buffer) {
+  AutogradMeta& meta = *leaf->autograd;
+  if (buffer.defined()) {
+    if (meta.grad.defined()) {
+      ops::add_inplace(meta.grad, buffer);
+    } else {
+      meta.grad = owned(std::move(buffer));
+    }
+  }
+  if (meta.hooks.empty()) return;
+  const std::vector<GradReadyHook> hooks = meta.hooks;  // a hook may remove itself
+  const Tensor leaf_tensor(leaf);
+  for (const GradReadyHook& h : hooks) h.fn(leaf_tensor);
+}
+
+struct Graph {
+  std::vector<std::shared_ptr<Node>> nodes;        // keeps every node alive for the pass
+  std::unordered_map<Node*, int> node_deps;        // incoming edges still to arrive
+  std::unordered_map<TensorImpl*, int> leaf_deps;
+};
+
+Graph discover(const std::shared_ptr<Node>& root) {
+  Graph g;
+  std::vector<Node*> stack{root.get()};
+  g.nodes.push_back(root);
+  g.node_deps[root.get()] = 0;
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    CREW_CHECK_T(StateError, !n->released, "backward: the graph through '", n->name,
+                 "' was freed by an earlier backward; pass retain_graph=true to backpropagate twice");
+    for (const Edge& e : n->next_edges) {
+      if (e.fn) {
+        auto [it, inserted] = g.node_deps.emplace(e.fn.get(), 0);
+        ++it->second;
+        if (inserted) {
+          g.nodes.push_back(e.fn);
+          stack.push_back(e.fn.get());
+        }
+      } else if (e.leaf) {
+        ++g.leaf_deps[e.leaf.get()];
+      }
+    }
+  }
+  return g;
+}
+
+struct Later {
+  bool operator()(const Node* a, const Node* b) const { return a->sequence_nr < b->sequence_nr; }
+};
+
+}  // namespace
+
+void run_backward(const Tensor& root, const Tensor& grad_root, bool retain_graph) {
+  CREW_CHECK_T(StateError, root.requires_grad(), "backward: tensor of shape ", shape_str(root.shape()),
+               " has stop_gradient=true, so there is nothing to differentiate");
+  CREW_CHECK(grad_root.defined() && grad_root.shape() == root.shape() && grad_root.dtype() == root.dtype(),
+             "backward: gradient ", grad_root.defined() ? shape_str(grad_root.shape()) : "undefined",
+             " does not match the tensor ", shape_str(root.shape()), " ", dtype_name(root.dtype()));
+  NoGradGuard no_grad;  // backward functions and hooks record nothing
+  AutogradMeta& root_meta = *root.impl()->autograd;
+  if (!root_meta.grad_fn) {
+    complete_leaf(root.impl_ptr(), grad_root);
+    return;
+  }
+  Graph graph = discover(root_meta.grad_fn);
+  std::unordered_map<Node*, Tensor> node_buf;
+  std::unordered_map<TensorImpl*, Tensor> leaf_buf;
+  std::priority_queue<Node*, std::vector<Node*>, Later> ready;
+  node_buf[root_meta.grad_fn.get()] = grad_root;
+  ready.push(root_meta.grad_fn.get());
+  while (!ready.empty()) {
+    Node* n = ready.top();
+    ready.pop();
+    Tensor grad = std::move(node_buf[n]);
+    node_buf.erase(n);
+    std::vector<Tensor> outs;
+    if (grad.defined()) outs = n->backward(grad, n->needs);
+    grad = Tensor();
+    if (!retain_graph) {
+      n->backward = nullptr;  // frees what the node saved for backward
+      n->released = true;
+    }
+    for (size_t i = 0; i < n->next_edges.size(); ++i) {
+      const Edge& e = n->next_edges[i];
+      if (!e.valid()) continue;
+      Tensor gi = i < outs.size() ? std::move(outs[i]) : Tensor();
+      CREW_INTERNAL_ASSERT(!gi.defined() || gi.shape() == n->input_shapes[i], "backward of '", n->name,
+                           "' returned a gradient of shape ", gi.defined() ? shape_str(gi.shape()) : "",
+                           " for input ", i, " of shape ", shape_str(n->input_shapes[i]));
+      if (e.fn) {
+        accumulate(node_buf[e.fn.get()], std::move(gi));
+        if (--graph.node_deps[e.fn.get()] == 0) ready.push(e.fn.get());
+      } else {
+        Tensor& buf = leaf_buf[e.leaf.get()];
+        accumulate(buf, std::move(gi));
+        if (--graph.leaf_deps[e.leaf.get()] == 0) {
+          Tensor done = std::move(buf);
+          leaf_buf.erase(e.leaf.get());
+          complete_leaf(e.leaf, std::move(done));
+        }
+      }
+    }
+  }
+}
+
+std::vector<Tensor> reachable_leaves(const std::vector<Tensor>& roots) {
+  std::vector<Tensor> leaves;
+  std::unordered_set<const TensorImpl*> seen_leaves;
+  std::unordered_set<const Node*> seen_nodes;
+  std::vector<const Node*> stack;
+  auto add_leaf = [&](const std::shared_ptr<TensorImpl>& impl) {
+    if (seen_leaves.insert(impl.get()).second) leaves.emplace_back(impl);
+  };
+  for (const Tensor& r : roots) {
+    if (!r.requires_grad()) continue;
+    const AutogradMeta* m = meta_if(r);
+    if (!m->grad_fn) {
+      add_leaf(r.impl_ptr());
+    } else if (seen_nodes.insert(m->grad_fn.get()).second) {
+      stack.push_back(m->grad_fn.get());
+    }
+  }
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    for (const Edge& e : n->next_edges) {
+      if (e.fn) {
+        if (seen_nodes.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+      } else if (e.leaf) {
+        add_leaf(e.leaf);
+      }
+    }
+  }
+  return leaves;
+}
+
+}  // namespace crew::autograd

@@ -1,0 +1,23 @@
+#pragma once
+// How an op records itself in the graph:
+//
+//   Tensor y = ops::binary(...);                       // the plain kernel
+//   if (autograd::should_record({&a, &b})) {
+//     autograd::record(y, "mul", {a, b}, [a, b](const Tensor& g, const std::vector<bool>& needs) {
+//       return std::vector<Tensor>{needs[0] ? g * b : Tensor(), needs[1] ? g * a : Tensor()};
+//     });
+//   }
+#include <initializer_list>
+#include <vector>
+
+#include "crew/autograd/autograd_meta.h"
+
+namespace crew::autograd {
+
+// Whether grad mode is on and any input requires a gradient.
+bool should_record(std::initializer_list<const Tensor*> inputs);
+bool should_record(const std::vector<Tensor>& inputs);
+// Attaches a new node producing `output` (which gets stop_gradient = false) from `inputs`.
+void record(const Tensor& output, const char* name, const std::vector<Tensor>& inputs, BackwardFn backward);
+
+}  // namespace crew::autograd

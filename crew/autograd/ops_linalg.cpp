@@ -1,0 +1,53 @@
+// matmul and transpose2d.
+#include "crew/autograd/function.h"
+#include "crew/autograd/ops.h"
+#include "crew/tensor/ops/broadcast.h"
+#include "crew/tensor/ops/gemm.h"
+
+namespace crew {
+namespace {
+
+// Sums a batched gradient over the batch when the input had a batch of 1 (broadcast).
+Tensor fold_batch(const Tensor& g, const Shape& input_shape) {
+  if (g.shape() == input_shape) return g;
+  return ops::sum_to(g, input_shape);
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
+  Tensor y = ops::matmul(a, b, ta, tb);
+  if (autograd::should_record({&a, &b})) {
+    autograd::record(y, "matmul", {a, b}, [a, b, ta, tb](const Tensor& g, const std::vector<bool>& n) {
+      // C = op(A) op(B): dA = g op(B)^T (transposed back when ta), dB = op(A)^T g (likewise).
+      Tensor ga, gb;
+      if (n[0]) ga = fold_batch(ta ? ops::matmul(b, g, tb, true) : ops::matmul(g, b, false, !tb), a.shape());
+      if (n[1]) gb = fold_batch(tb ? ops::matmul(g, a, true, ta) : ops::matmul(a, g, !ta, false), b.shape());
+      return std::vector<Tensor>{ga, gb};
+    });
+  }
+  return y;
+}
+
+Tensor transpose2d(const Tensor& x) {
+  CREW_CHECK(x.dim() == 2, "transpose2d: expected a 2-d tensor, got shape ", shape_str(x.shape()));
+  const int64_t m = x.size(0), n = x.size(1);
+  Tensor y = Tensor::empty({n, m}, x.dtype());
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* xp = x.data<T>();
+    T* yp = y.data<T>();
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) yp[j * m + i] = xp[i * n + j];
+    }
+  });
+  if (autograd::should_record({&x})) {
+    autograd::record(y, "transpose2d", {x}, [](const Tensor& g, const std::vector<bool>&) {
+      NoGradGuard no_grad;
+      return std::vector<Tensor>{transpose2d(g)};
+    });
+  }
+  return y;
+}
+
+}  // namespace crew

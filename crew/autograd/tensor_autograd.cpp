@@ -1,0 +1,94 @@
+// The autograd members of crew::Tensor (declared in crew/tensor/tensor.h).
+#include <atomic>
+
+#include "crew/autograd/autograd_meta.h"
+#include "crew/autograd/engine.h"
+
+namespace crew {
+
+using autograd::meta_if;
+using autograd::meta_of;
+
+bool Tensor::stop_gradient() const {
+  const autograd::AutogradMeta* m = meta_if(*this);
+  return m == nullptr || m->stop_gradient;
+}
+
+Tensor& Tensor::set_stop_gradient(bool stop) {
+  check_defined("set_stop_gradient");
+  meta_of(*this).stop_gradient = stop;
+  return *this;
+}
+
+Tensor Tensor::grad() const {
+  const autograd::AutogradMeta* m = meta_if(*this);
+  return m ? m->grad : Tensor();
+}
+
+void Tensor::set_grad(const Tensor& grad) {
+  check_defined("set_grad");
+  if (grad.defined()) {
+    CREW_CHECK(grad.shape() == shape() && grad.dtype() == dtype(), "set_grad: gradient ", shape_str(grad.shape()),
+               " ", dtype_name(grad.dtype()), " does not match tensor ", shape_str(shape()), " ",
+               dtype_name(dtype()));
+  }
+  meta_of(*this).grad = grad;
+}
+
+void Tensor::clear_grad(bool set_to_zero) {
+  autograd::AutogradMeta* m = meta_if(*this);
+  if (m == nullptr) return;
+  if (set_to_zero && m->grad.defined()) {
+    m->grad.zero_();
+  } else if (set_to_zero) {
+    m->grad = Tensor::zeros(shape(), dtype());
+  } else {
+    m->grad = Tensor();
+  }
+}
+
+void Tensor::backward() const {
+  check_defined("backward");
+  CREW_CHECK(numel() == 1, "backward: a tensor of shape ", shape_str(shape()),
+             " is not a scalar; pass the gradient explicitly");
+  backward(Tensor::ones(shape(), dtype()), false);
+}
+
+void Tensor::backward(const Tensor& grad_output, bool retain_graph) const {
+  check_defined("backward");
+  autograd::run_backward(*this, grad_output, retain_graph);
+}
+
+Tensor Tensor::detach() const {
+  check_defined("detach");
+  return view(shape());  // a fresh handle over the same storage, without autograd state
+}
+
+bool Tensor::is_leaf() const {
+  const autograd::AutogradMeta* m = meta_if(*this);
+  return m == nullptr || m->grad_fn == nullptr;
+}
+
+namespace autograd {
+namespace {
+std::atomic<HookId> g_next_hook_id{1};
+}
+
+HookId register_grad_ready_hook(const Tensor& leaf, std::function<void(const Tensor& leaf)> fn) {
+  CREW_CHECK(leaf.defined(), "register_grad_ready_hook: tensor is undefined");
+  CREW_CHECK(leaf.is_leaf() && leaf.requires_grad(), "register_grad_ready_hook: tensor of shape ",
+             shape_str(leaf.shape()), " must be a leaf with stop_gradient=false");
+  CREW_CHECK(fn != nullptr, "register_grad_ready_hook: empty hook function");
+  const HookId id = g_next_hook_id.fetch_add(1);
+  meta_of(leaf).hooks.push_back({id, std::move(fn)});
+  return id;
+}
+
+void remove_grad_ready_hook(const Tensor& leaf, HookId id) {
+  AutogradMeta* m = meta_if(leaf);
+  if (m == nullptr) return;
+  std::erase_if(m->hooks, [id](const GradReadyHook& h) { return h.id == id; });
+}
+
+}  // namespace autograd
+}  // namespace crew

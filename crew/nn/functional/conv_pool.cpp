@@ -1,0 +1,59 @@
+// conv2d, max_pool2d, avg_pool2d: oneDNN kernels (crew/tensor/ops) plus their graph nodes.
+#include "crew/autograd/function.h"
+#include "crew/nn/functional.h"
+#include "crew/tensor/ops/conv.h"
+#include "crew/tensor/ops/pool.h"
+
+namespace crew::nn::functional {
+
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Pair stride, Pair padding, Pair dilation,
+              int64_t groups) {
+  const ops::Conv2dParams p{stride, padding, dilation, groups};
+  Tensor y = ops::conv2d_forward(x, weight, bias, p);
+  if (autograd::should_record({&x, &weight, &bias})) {
+    autograd::record(y, "conv2d", {x, weight, bias}, [x, weight, p, has_bias = bias.defined()](
+                                                          const Tensor& g, const std::vector<bool>& needs) {
+      std::vector<Tensor> grads(3);
+      if (needs[0]) grads[0] = ops::conv2d_backward_data(g, weight, x.shape(), p);
+      if (needs[1] || needs[2]) {
+        grads[1] = Tensor::empty(weight.shape());
+        if (has_bias) grads[2] = Tensor::empty({weight.size(0)});
+        ops::conv2d_backward_weights(g, x, p, grads[1], grads[2]);
+      }
+      return grads;
+    });
+  }
+  return y;
+}
+
+namespace {
+
+ops::Pool2dParams pool_params(Pair kernel, Pair stride, Pair padding) {
+  ops::Pool2dParams p{kernel, stride, padding};
+  if (stride[0] == 0 && stride[1] == 0) p.stride = kernel;
+  return p;
+}
+
+Tensor pool(ops::PoolKind kind, const char* name, const Tensor& x, const ops::Pool2dParams& p) {
+  const bool record = autograd::should_record({&x});
+  ops::PoolForwardResult r = ops::pool2d_forward(kind, x, p, record);
+  if (record) {
+    autograd::record(r.y, name, {x}, [kind, p, shape = x.shape(), ws = r.workspace](const Tensor& g,
+                                                                                    const std::vector<bool>&) {
+      return std::vector<Tensor>{ops::pool2d_backward(kind, g, shape, ws, p)};
+    });
+  }
+  return r.y;
+}
+
+}  // namespace
+
+Tensor max_pool2d(const Tensor& x, Pair kernel, Pair stride, Pair padding) {
+  return pool(ops::PoolKind::MAX, "max_pool2d", x, pool_params(kernel, stride, padding));
+}
+
+Tensor avg_pool2d(const Tensor& x, Pair kernel, Pair stride, Pair padding) {
+  return pool(ops::PoolKind::AVG, "avg_pool2d", x, pool_params(kernel, stride, padding));
+}
+
+}  // namespace crew::nn::functional

@@ -1,0 +1,130 @@
+#include "crew/tensor/ops/pool.h"
+
+#include "crew/core/check.h"
+#include "crew/tensor/ops/dnnl_context.h"
+
+namespace crew::ops {
+namespace {
+
+using dnnl::memory;
+
+struct PoolGeometry {
+  memory::dims src, dst, kernel, strides, pad_l, pad_r;
+  std::string key;
+};
+
+PoolGeometry geometry(PoolKind kind, const Shape& x, const Pool2dParams& p) {
+  const Shape y = pool2d_output_shape(x, p);
+  PoolGeometry g;
+  g.src = detail::to_dims(x);
+  g.dst = detail::to_dims(y);
+  g.kernel = {p.kernel[0], p.kernel[1]};
+  g.strides = {p.stride[0], p.stride[1]};
+  g.pad_l = {p.padding[0], p.padding[1]};
+  for (int i = 0; i < 2; ++i) {
+    int64_t r = (y[2 + i] - 1) * p.stride[i] + p.kernel[i] - x[2 + i] - p.padding[i];
+    g.pad_r.push_back(r < 0 ? 0 : r);
+  }
+  g.key = str_cat(kind == PoolKind::MAX ? "max" : "avg", shape_str(x), p.kernel[0], ',', p.kernel[1], ',',
+                  p.stride[0], ',', p.stride[1], ',', p.padding[0], ',', p.padding[1]);
+  return g;
+}
+
+dnnl::algorithm algorithm_of(PoolKind kind) {
+  return kind == PoolKind::MAX ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
+}
+
+struct ForwardEntry {
+  dnnl::pooling_forward::primitive_desc pd;
+  dnnl::pooling_forward prim;
+};
+
+struct BackwardEntry {
+  dnnl::pooling_backward prim;
+};
+
+std::shared_ptr<ForwardEntry> forward_entry(PoolKind kind, const PoolGeometry& g, bool training) {
+  static detail::PrimitiveCache<ForwardEntry> cache;
+  return cache.get(str_cat(training, g.key), [&] {
+    auto e = std::make_shared<ForwardEntry>();
+    dnnl::pooling_forward::desc d(training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference,
+                                  algorithm_of(kind), detail::plain_desc(g.src), detail::plain_desc(g.dst),
+                                  g.strides, g.kernel, g.pad_l, g.pad_r);
+    e->pd = dnnl::pooling_forward::primitive_desc(d, detail::cpu_engine());
+    e->prim = dnnl::pooling_forward(e->pd);
+    return e;
+  });
+}
+
+}  // namespace
+
+Shape pool2d_output_shape(const Shape& x, const Pool2dParams& p) {
+  CREW_CHECK(x.size() == 4, "pool2d: input must be 4-d NCHW, got shape ", shape_str(x));
+  Shape y{x[0], x[1], 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    CREW_CHECK(p.kernel[i] >= 1, "pool2d: kernel must be >= 1, got ", p.kernel[i]);
+    CREW_CHECK(p.stride[i] >= 1, "pool2d: stride must be >= 1, got ", p.stride[i]);
+    CREW_CHECK(p.padding[i] >= 0 && 2 * p.padding[i] <= p.kernel[i], "pool2d: padding ", p.padding[i],
+               " must be in [0, kernel/2] for kernel ", p.kernel[i]);
+    const int64_t padded = x[2 + i] + 2 * p.padding[i];
+    CREW_CHECK(padded >= p.kernel[i], "pool2d: kernel ", p.kernel[i], " exceeds padded input extent ", padded,
+               " (input ", shape_str(x), ")");
+    y[2 + i] = (padded - p.kernel[i]) / p.stride[i] + 1;
+  }
+  return y;
+}
+
+PoolForwardResult pool2d_forward(PoolKind kind, const Tensor& x, const Pool2dParams& p, bool with_workspace) {
+  CREW_CHECK(x.dtype() == DType::FLOAT32, "pool2d: input must be float32, got ", dtype_name(x.dtype()));
+  const PoolGeometry g = geometry(kind, x.shape(), p);
+  PoolForwardResult r;
+  r.y = Tensor::empty(pool2d_output_shape(x.shape(), p));
+  try {
+    auto e = forward_entry(kind, g, with_workspace);
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, detail::as_memory(x, detail::plain_desc(g.src))},
+                                               {DNNL_ARG_DST, detail::as_memory(r.y, detail::plain_desc(g.dst))}};
+    const memory::desc ws = e->pd.workspace_desc();
+    if (with_workspace && ws.get_size() > 0) {
+      r.workspace = Tensor::empty({static_cast<int64_t>(ws.get_size())}, DType::UINT8);
+      args.emplace(DNNL_ARG_WORKSPACE, dnnl::memory(ws, detail::cpu_engine(), r.workspace.raw_data()));
+    }
+    e->prim.execute(detail::cpu_stream(), args);
+  } catch (const dnnl::error& err) {
+    detail::rethrow_dnnl("pool2d forward", err);
+  }
+  return r;
+}
+
+Tensor pool2d_backward(PoolKind kind, const Tensor& grad_y, const Shape& x_shape, const Tensor& workspace,
+                       const Pool2dParams& p) {
+  const PoolGeometry g = geometry(kind, x_shape, p);
+  CREW_CHECK(grad_y.dtype() == DType::FLOAT32 && grad_y.shape() == pool2d_output_shape(x_shape, p),
+             "pool2d backward: grad_output ", shape_str(grad_y.shape()), " does not match the output");
+  Tensor grad_x = Tensor::empty(x_shape);
+  try {
+    static detail::PrimitiveCache<BackwardEntry> cache;
+    auto fwd = forward_entry(kind, g, true);
+    auto e = cache.get(g.key, [&] {
+      auto b = std::make_shared<BackwardEntry>();
+      dnnl::pooling_backward::desc d(algorithm_of(kind), detail::plain_desc(g.src), detail::plain_desc(g.dst),
+                                     g.strides, g.kernel, g.pad_l, g.pad_r);
+      b->prim = dnnl::pooling_backward(dnnl::pooling_backward::primitive_desc(d, detail::cpu_engine(), fwd->pd));
+      return b;
+    });
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_DIFF_DST, detail::as_memory(grad_y, detail::plain_desc(g.dst))},
+        {DNNL_ARG_DIFF_SRC, detail::as_memory(grad_x, detail::plain_desc(g.src))}};
+    const memory::desc ws = fwd->pd.workspace_desc();
+    if (ws.get_size() > 0) {
+      CREW_CHECK(workspace.defined() && workspace.nbytes() >= ws.get_size(),
+                 "pool2d backward: max pooling needs the forward workspace");
+      args.emplace(DNNL_ARG_WORKSPACE, dnnl::memory(ws, detail::cpu_engine(), workspace.raw_data()));
+    }
+    e->prim.execute(detail::cpu_stream(), args);
+  } catch (const dnnl::error& err) {
+    detail::rethrow_dnnl("pool2d backward", err);
+  }
+  return grad_x;
+}
+
+}  // namespace crew::ops
