@@ -36,6 +36,9 @@ std::string this_host_name() {
 
 GlooOptions GlooOptions::from_env() {
   GlooOptions options;
+  // One host: loopback. Several: this host's name, which its peers can resolve.
+  const long long nnodes = env::get_int("CREW_NNODES", env::get_int("PADDLE_NNODES", 1));
+  if (nnodes > 1) options.hostname = "";
   options.hostname = env::get_string("CREW_HOST", options.hostname);
   options.iface = env::get_string("CREW_GLOO_IFNAME", options.iface);
   return options;

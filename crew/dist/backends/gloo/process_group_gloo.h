@@ -35,12 +35,12 @@ namespace crew::dist {
 struct GlooOptions {
   static constexpr const char* kDefaultHostname = "127.0.0.1";
   // Address (or hostname) to bind and advertise; "" = resolve this host's name.
-  // CREW_HOST overrides it (see from_env).
   std::string hostname = kDefaultHostname;
   // Network interface to bind instead of a hostname (CREW_GLOO_IFNAME); "" = use hostname.
   std::string iface;
 
-  // The defaults with CREW_HOST / CREW_GLOO_IFNAME applied.
+  // From the environment: CREW_HOST, else this host's name when CREW_NNODES (PADDLE_NNODES)
+  // > 1, else 127.0.0.1; CREW_GLOO_IFNAME.
   static GlooOptions from_env();
 };
 
