@@ -104,10 +104,6 @@ void run_backward(const Tensor& root, const Tensor& grad_root, bool retain_graph
     std::vector<Tensor> outs;
     if (grad.defined()) outs = n->backward(grad, n->needs);
     grad = Tensor();
-    if (!retain_graph) {
-      n->backward = nullptr;  // frees what the node saved for backward
-      n->released = true;
-    }
     for (size_t i = 0; i < n->next_edges.size(); ++i) {
       const Edge& e = n->next_edges[i];
       if (!e.valid()) continue;
@@ -127,6 +123,13 @@ void run_backward(const Tensor& root, const Tensor& grad_root, bool retain_graph
           complete_leaf(e.leaf, std::move(done));
         }
       }
+    }
+    if (!retain_graph) {
+      // Frees what the node saved, and cuts its edges so that a long graph is torn down
+      // here, iteratively, rather than by a deep chain of destructors later.
+      n->backward = nullptr;
+      n->next_edges.clear();
+      n->released = true;
     }
   }
 }
