@@ -61,6 +61,9 @@ std::shared_ptr<ProcessGroup> create_shm_process_group(std::shared_ptr<Store> st
 std::shared_ptr<ProcessGroup> create_shm_process_group(std::shared_ptr<Store> store, int rank, int size,
                                                        ProcessGroupOptions options, ShmOptions shm_options);
 
+// Registers create_shm_process_group as backend "shm" in the ProcessGroup registry.
+void register_shm_backend();
+
 // The prefix of every segment name this backend creates in /dev/shm ("crew-shm-").
 const char* shm_segment_prefix();
 

@@ -1,0 +1,327 @@
+#include "crew/dist/backends/shm/shm_comm.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <random>
+#include <thread>
+
+#include "crew/core/check.h"
+#include "crew/core/env.h"
+#include "crew/core/error.h"
+#include "crew/dist/backends/shm/shm_sync.h"
+
+namespace crew::dist::detail {
+
+const char* shm_op_name(ShmOpKind kind) {
+  switch (kind) {
+    case ShmOpKind::BARRIER: return "barrier";
+    case ShmOpKind::ALL_REDUCE: return "all_reduce";
+    case ShmOpKind::BROADCAST: return "broadcast";
+    case ShmOpKind::REDUCE: return "reduce";
+    case ShmOpKind::ALL_GATHER: return "all_gather";
+    case ShmOpKind::GATHER: return "gather";
+    case ShmOpKind::SCATTER: return "scatter";
+    case ShmOpKind::REDUCE_SCATTER: return "reduce_scatter";
+    case ShmOpKind::ALLTOALL: return "alltoall";
+    case ShmOpKind::SEND: return "send";
+    case ShmOpKind::RECV: return "recv";
+  }
+  return "?";
+}
+
+namespace {
+
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// Keeps [A-Za-z0-9_-] of s, at most max_len characters.
+std::string sanitize(const std::string& s, size_t max_len) {
+  std::string out;
+  for (char c : s) {
+    if (out.size() >= max_len) break;
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    out.push_back(ok ? c : '_');
+  }
+  return out.empty() ? std::string("x") : out;
+}
+
+std::string random_token() {
+  std::random_device rd;
+  uint64_t v = (uint64_t(rd()) << 32) ^ rd();
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string job_label() {
+  for (const char* var : {"CREW_JOB_ID", "PADDLE_JOB_ID", "SLURM_JOB_ID"}) {
+    if (auto v = env::get(var)) return sanitize(*v, 32);
+  }
+  return "job";
+}
+
+}  // namespace
+
+ShmComm::ShmComm(Store& store, int rank, int world, const ProcessGroupOptions& options, const ShmOptions& shm)
+    : rank_(rank),
+      world_(world),
+      group_(options.group_name),
+      timeout_(options.timeout),
+      spin_(shm.spin),
+      liveness_interval_(std::max(shm.liveness_interval, std::chrono::milliseconds(1))),
+      small_bytes_(shm.small_bytes) {
+  CREW_CHECK(world >= 1, "shm: world size must be positive, got ", world);
+  CREW_CHECK(rank >= 0 && rank < world, "shm: rank ", rank, " out of range for world size ", world);
+  CREW_CHECK(shm.buffer_bytes >= 4096 && shm.buffer_bytes % 64 == 0,
+             "shm: buffer_bytes must be a multiple of 64 and at least 4096, got ", shm.buffer_bytes);
+  CREW_CHECK(shm.mailbox_bytes >= 64 && shm.mailbox_bytes % 64 == 0,
+             "shm: mailbox_bytes must be a multiple of 64 and at least 64, got ", shm.mailbox_bytes);
+  oversubscribed_ = world > usable_cpus();
+  geometry_ = ShmGeometry{world, shm.buffer_bytes, shm.mailbox_bytes};
+  rendezvous(store, shm);
+}
+
+void ShmComm::rendezvous(Store& store, const ShmOptions& shm) {
+  // A group created twice over one store gets a fresh generation of keys each time.
+  const std::string base = "shm/" + group_ + "/";
+  const int64_t joins = store.add(base + "joins", 1);
+  const std::string prefix = base + std::to_string((joins - 1) / world_) + "/";
+  const size_t bytes = geometry_.total_bytes();
+
+  if (rank_ == 0) {
+    segment_name_ = str_cat("/", shm_segment_prefix(), job_label(), "-", sanitize(group_, 32), "-", ::getpid(), "-",
+                            random_token());
+    segment_ = ShmSegment::create(segment_name_, bytes, shm.shm_dir);
+    auto* header = new (segment_.data()) SegmentHeader();
+    header->version = kShmVersion;
+    header->world = world_;
+    header->buffer_bytes = geometry_.buffer_bytes;
+    header->mailbox_bytes = geometry_.mailbox_bytes;
+    header->total_bytes = bytes;
+    auto* base_ptr = static_cast<uint8_t*>(segment_.data());
+    for (int r = 0; r < world_; ++r) new (base_ptr + geometry_.controls_offset() + r * sizeof(RankControl)) RankControl();
+    for (int i = 0; i < world_ * world_; ++i) {
+      new (base_ptr + geometry_.mailbox_controls_offset() + i * sizeof(MailboxControl)) MailboxControl();
+    }
+    header->magic.store(kShmMagic, std::memory_order_release);
+    store.set(prefix + "segment", segment_name_);
+  } else {
+    segment_name_ = store.get_string(prefix + "segment");
+    segment_ = ShmSegment::open(segment_name_, bytes);
+  }
+  base_ = static_cast<uint8_t*>(segment_.data());
+  header_ = reinterpret_cast<SegmentHeader*>(base_);
+  controls_ = reinterpret_cast<RankControl*>(base_ + geometry_.controls_offset());
+  mailbox_controls_ = reinterpret_cast<MailboxControl*>(base_ + geometry_.mailbox_controls_offset());
+  if (header_->magic.load(std::memory_order_acquire) != kShmMagic || header_->version != kShmVersion ||
+      header_->world != world_ || header_->buffer_bytes != geometry_.buffer_bytes ||
+      header_->mailbox_bytes != geometry_.mailbox_bytes) {
+    CREW_THROW(CommError, "shm rendezvous (rank ", rank_, ", group ", group_, "): segment ", segment_name_,
+               " does not match this rank's settings (world ", header_->world, " vs ", world_, ", buffer_bytes ",
+               header_->buffer_bytes, " vs ", geometry_.buffer_bytes, ", mailbox_bytes ", header_->mailbox_bytes,
+               " vs ", geometry_.mailbox_bytes, "; every rank must use the same CREW_SHM_* settings)");
+  }
+  const pid_t pid = ::getpid();
+  control(rank_).start_time.store(process_start_time(pid), std::memory_order_relaxed);
+  control(rank_).pid.store(pid, std::memory_order_release);
+  // The last rank to map removes the name; nothing is left in /dev/shm after that, whatever
+  // happens to the processes.
+  if (header_->mapped.fetch_add(1, std::memory_order_acq_rel) + 1 == world_) segment_.unlink();
+  Deadline deadline(store.timeout());
+  while (header_->mapped.load(std::memory_order_acquire) < world_) {
+    if (deadline.expired()) {
+      segment_.unlink();
+      CREW_THROW(TimeoutError, "shm rendezvous (rank ", rank_, ", group ", group_, "): only ",
+                 header_->mapped.load(), " of ", world_, " ranks mapped segment ", segment_name_, " within ",
+                 store.timeout().count(), " ms");
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  segment_.unlink();
+}
+
+ShmComm::~ShmComm() {
+  if (controls_ == nullptr) return;
+  // Peers that still wait on this rank learn that it left instead of waiting for the timeout.
+  control(rank_).pid.store(-::getpid(), std::memory_order_release);
+  wake_everyone();
+}
+
+std::string ShmComm::where(const ShmOp& op) const {
+  return str_cat(shm_op_name(op.kind), " (rank ", rank_, ", seq ", op.seq, ", group ", group_, ")");
+}
+
+ShmOp ShmComm::begin(ShmOpKind kind, uint64_t seq, int64_t count, DType dtype, int root, ReduceOp rop) {
+  ShmOp op{kind, seq, Deadline(timeout_), ShmOpDesc{}};
+  op.desc.seq = seq;
+  op.desc.kind = static_cast<int32_t>(kind);
+  op.desc.count = count;
+  op.desc.dtype = static_cast<int32_t>(dtype);
+  op.desc.root = root;
+  op.desc.reduce_op = static_cast<int32_t>(rop);
+  if (is_broken_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(broken_mu_);
+    CREW_THROW(CommError, where(op), ": the group is unusable after an earlier failure: ", broken_);
+  }
+  check_abort(op);
+  return op;
+}
+
+int ShmComm::acquire_buffer(ShmOp& op) {
+  const int b = next_buffer_;
+  next_buffer_ ^= 1;
+  if (!op.checked && op.first_buffer < 0) op.first_buffer = b;
+  for (int r = 0; r < world_; ++r) {
+    if (r != rank_) wait_flag(op, control(r).step, free_after_[b], r);
+  }
+  return b;
+}
+
+void ShmComm::round(ShmOp& op) {
+  if (!op.checked) {
+    // Published before the step flag, read by peers after it: see the parity argument in
+    // check_descriptors.
+    control(rank_).desc[my_step_ & 1] = op.desc;
+  }
+  const uint32_t first_step = my_step_;
+  ++my_step_;
+  publish(control(rank_).step, my_step_);
+  for (int r = 0; r < world_; ++r) {
+    if (r != rank_) wait_flag(op, control(r).step, my_step_, r);
+  }
+  if (!op.checked) {
+    op.checked = true;
+    check_descriptors(op, first_step);
+  }
+}
+
+void ShmComm::check_descriptors(ShmOp& op, uint32_t first_step) {
+  // Rank r wrote desc[first_step & 1] before signalling first_step + 1 and cannot rewrite that
+  // slot before signalling first_step + 3, which needs this rank's first_step + 2.
+  const ShmOpDesc& mine = op.desc;
+  for (int r = 0; r < world_; ++r) {
+    if (r == rank_) continue;
+    const ShmOpDesc& theirs = control(r).desc[first_step & 1];
+    const bool rooted = op.kind == ShmOpKind::BROADCAST || op.kind == ShmOpKind::REDUCE ||
+                        op.kind == ShmOpKind::GATHER || op.kind == ShmOpKind::SCATTER;
+    const bool reducing = op.kind == ShmOpKind::ALL_REDUCE || op.kind == ShmOpKind::REDUCE ||
+                          op.kind == ShmOpKind::REDUCE_SCATTER;
+    bool same = theirs.kind == mine.kind && theirs.count == mine.count && theirs.dtype == mine.dtype &&
+                (!rooted || theirs.root == mine.root) && (!reducing || theirs.reduce_op == mine.reduce_op);
+    if (op.kind == ShmOpKind::BARRIER) same = theirs.kind == mine.kind;
+    if (!same) {
+      // Every rank sees the mismatch at this same round. Undo this op's buffer choice so that
+      // the ranks' buffer alternation stays in step (nobody read what was written).
+      if (op.first_buffer >= 0) next_buffer_ = op.first_buffer;
+      CREW_THROW(CommError, where(op), ": rank ", r, " issued ", shm_op_name(static_cast<ShmOpKind>(theirs.kind)),
+                 " (seq ", theirs.seq, ") of ", theirs.count, " ", dtype_name(static_cast<DType>(theirs.dtype)),
+                 " elements, root ", theirs.root, ", op ", reduce_op_name(static_cast<ReduceOp>(theirs.reduce_op)),
+                 "; this rank issued ", shm_op_name(op.kind), " of ", mine.count, " ",
+                 dtype_name(static_cast<DType>(mine.dtype)), " elements, root ", mine.root, ", op ",
+                 reduce_op_name(static_cast<ReduceOp>(mine.reduce_op)),
+                 " (every rank must issue the same collectives in the same order)");
+    }
+  }
+}
+
+void ShmComm::wait_flag(ShmOp& op, ShmFlag& flag, uint32_t target, int waiting_for) {
+  if (reached(flag.value.load(std::memory_order_acquire), target)) return;
+  const auto spin_until = Clock::now() + spin_;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (reached(flag.value.load(std::memory_order_acquire), target)) return;
+      cpu_relax();
+    }
+    check_abort(op);
+    if (Clock::now() >= spin_until) break;
+    if (oversubscribed_) sched_yield();
+  }
+  auto next_liveness = Clock::now();
+  for (;;) {
+    flag.waiters.fetch_add(1, std::memory_order_seq_cst);
+    const uint32_t seen = flag.value.load(std::memory_order_seq_cst);
+    if (!reached(seen, target)) {
+      auto left = std::chrono::duration_cast<std::chrono::microseconds>(op.deadline.remaining());
+      futex_wait(&flag.value, seen,
+                 std::min<std::chrono::microseconds>(left + std::chrono::microseconds(100), liveness_interval_));
+    }
+    flag.waiters.fetch_sub(1, std::memory_order_seq_cst);
+    const uint32_t now_value = flag.value.load(std::memory_order_acquire);
+    if (reached(now_value, target)) return;
+    check_abort(op);
+    if (Clock::now() >= next_liveness) {
+      check_liveness(op);
+      next_liveness = Clock::now() + liveness_interval_;
+    }
+    if (op.deadline.expired()) {
+      fail<TimeoutError>(op, str_cat("timed out after ", timeout_.count(), " ms waiting for rank ", waiting_for,
+                                     " (its flag is at ", now_value, ", this op needs ", target,
+                                     "; is it stuck or running a different collective?)"));
+    }
+  }
+}
+
+void ShmComm::check_abort(const ShmOp& op) const {
+  const uint32_t who = header_->abort.value.load(std::memory_order_acquire);
+  if (who == 0) return;
+  std::string message(header_->abort_message, strnlen(header_->abort_message, kShmErrorChars));
+  auto* self = const_cast<ShmComm*>(this);
+  {
+    std::lock_guard<std::mutex> lock(broken_mu_);
+    if (self->broken_.empty()) self->broken_ = str_cat("rank ", who - 1, " aborted the group: ", message);
+  }
+  self->is_broken_.store(true, std::memory_order_release);
+  CREW_THROW(CommError, where(op), ": rank ", who - 1, " aborted the group: ", message);
+}
+
+void ShmComm::check_liveness(ShmOp& op) {
+  for (int r = 0; r < world_; ++r) {
+    if (r == rank_ || (op.peer >= 0 && r != op.peer)) continue;
+    const pid_t pid = control(r).pid.load(std::memory_order_acquire);
+    if (pid < 0) {
+      fail<CommError>(op, str_cat("rank ", r, " (pid ", -pid, ") left the group (destroyed its process group)"));
+    }
+    const Liveness state = process_liveness(pid, control(r).start_time.load(std::memory_order_relaxed));
+    if (state != Liveness::ALIVE) {
+      fail<CommError>(op, str_cat("rank ", r, " (pid ", pid, ") ", liveness_name(state)));
+    }
+  }
+}
+
+template <typename E>
+void ShmComm::fail(ShmOp& op, const std::string& message) {
+  const std::string full = str_cat(where(op), ": ", message);
+  {
+    std::lock_guard<std::mutex> lock(broken_mu_);
+    if (broken_.empty()) broken_ = full;
+  }
+  is_broken_.store(true, std::memory_order_release);
+  int32_t expected = 0;
+  if (header_->abort_claim.compare_exchange_strong(expected, 1)) {
+    std::strncpy(header_->abort_message, full.c_str(), kShmErrorChars - 1);
+    publish(header_->abort, static_cast<uint32_t>(rank_ + 1));
+    wake_everyone();
+  }
+  throw E(full);
+}
+
+template void ShmComm::fail<CommError>(ShmOp&, const std::string&);
+template void ShmComm::fail<TimeoutError>(ShmOp&, const std::string&);
+
+void ShmComm::wake_everyone() {
+  for (int r = 0; r < world_; ++r) futex_wake_all(&control(r).step.value);
+  for (int i = 0; i < world_ * world_; ++i) {
+    futex_wake_all(&mailbox_controls_[i].sent.value);
+    futex_wake_all(&mailbox_controls_[i].acked.value);
+  }
+}
+
+}  // namespace crew::dist::detail

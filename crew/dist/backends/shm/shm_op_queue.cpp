@@ -1,0 +1,114 @@
+#include "crew/dist/backends/shm/shm_op_queue.h"
+
+#include <sched.h>
+
+#include <algorithm>
+
+#include "crew/core/check.h"
+#include "crew/core/error.h"
+#include "crew/core/timer.h"
+
+namespace crew::dist::detail {
+
+ShmWork::ShmWork(ShmOpQueue* queue, std::function<void()> fn, std::string what,
+                 std::chrono::milliseconds default_timeout)
+    : queue_(queue), fn_(std::move(fn)), what_(std::move(what)) {
+  default_timeout_ = default_timeout;
+}
+
+void ShmWork::run() {
+  std::exception_ptr error;
+  try {
+    fn_();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  fn_ = nullptr;  // drop captured tensors as soon as the op is over
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    error_ = error;
+    done_.store(true, std::memory_order_release);
+  }
+  cv_.notify_all();
+}
+
+void ShmWork::wait(std::chrono::milliseconds timeout) {
+  if (!is_completed()) queue_->run_inline_until(this);
+  if (!is_completed()) {
+    // The worker runs it: yield briefly (a peer may need this core), then sleep.
+    const auto spin_until = Clock::now() + queue_->spin();
+    while (!is_completed() && Clock::now() < spin_until) sched_yield();
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!cv_.wait_for(lock, timeout, [&] { return done_.load(std::memory_order_acquire); })) {
+      CREW_THROW(TimeoutError, "wait: ", what_, " did not complete within ", timeout.count(), " ms");
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (error_) std::rethrow_exception(error_);
+}
+
+ShmOpQueue::ShmOpQueue(std::chrono::microseconds spin) : spin_(spin), worker_([this] { worker_loop(); }) {}
+
+ShmOpQueue::~ShmOpQueue() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  worker_.join();
+}
+
+std::shared_ptr<ShmWork> ShmOpQueue::push(std::function<void()> fn, std::string what,
+                                          std::chrono::milliseconds timeout) {
+  auto work = std::make_shared<ShmWork>(this, std::move(fn), std::move(what), timeout);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    CREW_CHECK_T(StateError, !stopping_, "shm: ", work->what_, " issued while its process group is being destroyed");
+    queue_.push_back(work);
+  }
+  cv_.notify_one();
+  return work;
+}
+
+void ShmOpQueue::run_inline_until(ShmWork* work) {
+  for (;;) {
+    std::shared_ptr<ShmWork> next;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (running_ || queue_.empty()) return;
+      auto it = std::find_if(queue_.begin(), queue_.end(), [&](const auto& w) { return w.get() == work; });
+      if (it == queue_.end()) return;  // already taken by the worker
+      next = queue_.front();
+      queue_.pop_front();
+      running_ = true;
+    }
+    next->run();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      running_ = false;
+    }
+    cv_.notify_all();
+    if (next.get() == work) return;
+  }
+}
+
+void ShmOpQueue::worker_loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return !running_ && (stopping_ || !queue_.empty()); });
+    if (!running_ && !queue_.empty()) {
+      auto next = queue_.front();
+      queue_.pop_front();
+      running_ = true;
+      lock.unlock();
+      next->run();
+      lock.lock();
+      running_ = false;
+      cv_.notify_all();
+      continue;
+    }
+    return;  // stopping, nothing left
+  }
+}
+
+}  // namespace crew::dist::detail

@@ -1,0 +1,46 @@
+#pragma once
+// ShmSegment: RAII owner of one mapped POSIX shared-memory object (internal to the shm backend).
+//
+//   auto seg = ShmSegment::create("/crew-shm-job-default-1a2b", bytes, "/dev/shm");
+//   ...                      // peers ShmSegment::open the same name
+//   seg.unlink();            // once every rank has mapped it; the mapping stays valid
+#include <cstddef>
+#include <string>
+
+namespace crew::dist::detail {
+
+class ShmSegment {
+ public:
+  ShmSegment() = default;
+  // Creates (O_EXCL), reserves (posix_fallocate: no SIGBUS later) and maps `bytes`.
+  // Throws CommError when shm_dir has less free space than needed, naming both sizes.
+  static ShmSegment create(const std::string& name, size_t bytes, const std::string& shm_dir);
+  // Maps an existing segment; throws CommError when it is missing or smaller than `bytes`.
+  static ShmSegment open(const std::string& name, size_t bytes);
+
+  ShmSegment(ShmSegment&& other) noexcept;
+  ShmSegment& operator=(ShmSegment&& other) noexcept;
+  ShmSegment(const ShmSegment&) = delete;
+  ShmSegment& operator=(const ShmSegment&) = delete;
+  // Unmaps; a creator that never unlinked unlinks too.
+  ~ShmSegment();
+
+  // Removes the name from /dev/shm (idempotent; a name already gone is fine).
+  void unlink();
+  void* data() const { return data_; }
+  size_t size() const { return size_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  void reset() noexcept;
+  std::string name_;
+  void* data_ = nullptr;
+  size_t size_ = 0;
+  bool owner_ = false;
+  bool unlinked_ = false;
+};
+
+// Free bytes available to unprivileged users in the filesystem at `dir` (statvfs).
+size_t free_bytes_at(const std::string& dir);
+
+}  // namespace crew::dist::detail
