@@ -1,0 +1,85 @@
+// oneDNN convolution kernels against the naive double-precision reference, on odd shapes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "crew/tensor/ops/conv.h"
+#include "crew/tensor/random.h"
+#include "tests/tensor/ops_reference.h"
+
+namespace crew {
+namespace {
+
+struct ConvCase {
+  Shape x, w;
+  ops::Conv2dParams p;
+  bool bias;
+};
+
+void expect_close(const std::vector<double>& want, const Tensor& got, const char* what) {
+  const std::vector<double> g = got.to_vector<double>();
+  ASSERT_EQ(g.size(), want.size()) << what;
+  for (size_t i = 0; i < g.size(); ++i) {
+    ASSERT_NEAR(g[i], want[i], 1e-4 + 1e-4 * std::fabs(want[i])) << what << " element " << i;
+  }
+}
+
+class ConvKernelTest : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(ConvKernelTest, MatchesReference) {
+  const ConvCase c = GetParam();
+  Generator gen(17);
+  Tensor x = uniform(c.x, -1, 1, DType::FLOAT32, &gen);
+  Tensor w = uniform(c.w, -1, 1, DType::FLOAT32, &gen);
+  Tensor b = c.bias ? uniform({c.w[0]}, -1, 1, DType::FLOAT32, &gen) : Tensor();
+  Tensor y = ops::conv2d_forward(x, w, b, c.p);
+  ASSERT_EQ(y.shape(), ops::conv2d_output_shape(c.x, c.w, c.p));
+  expect_close(reference::conv2d(x, w, b, c.p), y, "forward");
+
+  Tensor gy = uniform(y.shape(), -1, 1, DType::FLOAT32, &gen);
+  expect_close(reference::conv2d_backward_data(gy, w, c.x, c.p), ops::conv2d_backward_data(gy, w, c.x, c.p),
+               "backward data");
+  Tensor gw = Tensor::empty(c.w);
+  Tensor gb = c.bias ? Tensor::empty({c.w[0]}) : Tensor();
+  ops::conv2d_backward_weights(gy, x, c.p, gw, gb);
+  expect_close(reference::conv2d_backward_weights(gy, x, c.w, c.p), gw, "backward weights");
+  if (c.bias) {
+    const std::vector<double> g = gy.to_vector<double>();
+    std::vector<double> want(c.w[0], 0.0);
+    const int64_t plane = y.size(2) * y.size(3);
+    for (size_t i = 0; i < g.size(); ++i) want[(i / plane) % c.w[0]] += g[i];
+    expect_close(want, gb, "backward bias");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvKernelTest,
+    ::testing::Values(
+        ConvCase{{2, 1, 28, 28}, {32, 1, 3, 3}, {}, true},                       // the seed's conv1
+        ConvCase{{3, 32, 13, 13}, {64, 32, 3, 3}, {}, true},                     // the seed's conv2
+        ConvCase{{2, 4, 11, 9}, {6, 2, 3, 3}, {{2, 2}, {1, 1}, {2, 2}, 2}, true},  // stride 2, pad 1, dil 2, groups 2
+        ConvCase{{1, 3, 7, 10}, {5, 3, 2, 4}, {{1, 3}, {0, 2}, {1, 1}, 1}, false},
+        ConvCase{{2, 6, 9, 9}, {6, 1, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 6}, true}));  // depthwise
+
+TEST(ConvKernelTest, RejectsBadConfigurations) {
+  EXPECT_THROW(ops::conv2d_output_shape({1, 3, 8, 8}, {4, 2, 3, 3}, {}), ValueError);  // channels
+  EXPECT_THROW(ops::conv2d_output_shape({1, 3, 2, 2}, {4, 3, 3, 3}, {}), ValueError);  // kernel too big
+  EXPECT_THROW(ops::conv2d_output_shape({1, 3, 8}, {4, 3, 3, 3}, {}), ValueError);     // rank
+  ops::Conv2dParams bad;
+  bad.stride = {0, 1};
+  EXPECT_THROW(ops::conv2d_output_shape({1, 3, 8, 8}, {4, 3, 3, 3}, bad), ValueError);
+  EXPECT_THROW(ops::conv2d_forward(Tensor::zeros({1, 3, 8, 8}, DType::FLOAT64), Tensor::zeros({4, 3, 3, 3}),
+                                   Tensor(), {}),
+               ValueError);
+}
+
+TEST(ConvKernelTest, RepeatedCallsReuseTheCachedPrimitive) {
+  Generator gen(3);
+  Tensor x = uniform({2, 3, 9, 9}, -1, 1, DType::FLOAT32, &gen);
+  Tensor w = uniform({4, 3, 3, 3}, -1, 1, DType::FLOAT32, &gen);
+  const std::vector<float> first = ops::conv2d_forward(x, w, Tensor(), {}).to_vector<float>();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(ops::conv2d_forward(x, w, Tensor(), {}).to_vector<float>(), first);
+}
+
+}  // namespace
+}  // namespace crew

@@ -1,0 +1,68 @@
+// oneDNN pooling kernels against the naive reference (padding, strides, odd sizes).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "crew/tensor/ops/pool.h"
+#include "crew/tensor/random.h"
+#include "tests/tensor/ops_reference.h"
+
+namespace crew {
+namespace {
+
+struct PoolCase {
+  Shape x;
+  ops::Pool2dParams p;
+};
+
+// Distinct values (a shuffled ramp) so that every window has a unique maximum.
+Tensor distinct_input(const Shape& s, uint64_t seed) {
+  std::vector<float> v(shape_numel(s));
+  std::iota(v.begin(), v.end(), 0.0f);
+  Generator gen(seed);
+  for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[gen.next_u64() % i]);
+  for (float& f : v) f = f / static_cast<float>(v.size()) - 0.5f;
+  return Tensor::from_vector(v, s);
+}
+
+void expect_close(const std::vector<double>& want, const Tensor& got, const char* what) {
+  const std::vector<double> g = got.to_vector<double>();
+  ASSERT_EQ(g.size(), want.size()) << what;
+  for (size_t i = 0; i < g.size(); ++i) ASSERT_NEAR(g[i], want[i], 1e-5) << what << " element " << i;
+}
+
+class PoolKernelTest : public ::testing::TestWithParam<PoolCase> {};
+
+TEST_P(PoolKernelTest, MaxAndAverageMatchReference) {
+  const PoolCase c = GetParam();
+  Tensor x = distinct_input(c.x, 5);
+  for (ops::PoolKind kind : {ops::PoolKind::MAX, ops::PoolKind::AVG}) {
+    ops::PoolForwardResult r = ops::pool2d_forward(kind, x, c.p, true);
+    ASSERT_EQ(r.y.shape(), ops::pool2d_output_shape(c.x, c.p));
+    expect_close(reference::pool2d(kind, x, c.p), r.y, "forward");
+    Generator gen(9);
+    Tensor gy = uniform(r.y.shape(), -1, 1, DType::FLOAT32, &gen);
+    expect_close(reference::pool2d_backward(kind, x, gy, c.p), ops::pool2d_backward(kind, gy, c.x, r.workspace, c.p),
+                 "backward");
+    // Inference mode computes the same values without a workspace.
+    expect_close(reference::pool2d(kind, x, c.p), ops::pool2d_forward(kind, x, c.p, false).y, "inference");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, PoolKernelTest,
+                         ::testing::Values(PoolCase{{2, 32, 26, 26}, {{2, 2}, {2, 2}, {0, 0}}},  // seed pool1
+                                           PoolCase{{2, 64, 11, 11}, {{2, 2}, {2, 2}, {0, 0}}},  // odd: drops a row
+                                           PoolCase{{1, 3, 7, 9}, {{3, 3}, {2, 2}, {1, 1}}},     // padding
+                                           PoolCase{{2, 2, 5, 8}, {{2, 3}, {1, 2}, {1, 1}}},
+                                           PoolCase{{1, 1, 6, 6}, {{3, 3}, {3, 3}, {0, 0}}}));
+
+TEST(PoolKernelTest, RejectsBadConfigurations) {
+  EXPECT_THROW(ops::pool2d_output_shape({1, 1, 4, 4}, {{2, 2}, {0, 2}, {0, 0}}), ValueError);
+  EXPECT_THROW(ops::pool2d_output_shape({1, 1, 4, 4}, {{2, 2}, {2, 2}, {2, 2}}), ValueError);
+  EXPECT_THROW(ops::pool2d_output_shape({1, 4, 4}, {}), ValueError);
+  EXPECT_THROW(ops::pool2d_output_shape({1, 1, 1, 1}, {{3, 3}, {1, 1}, {0, 0}}), ValueError);
+}
+
+}  // namespace
+}  // namespace crew
