@@ -33,7 +33,8 @@ void ShmWork::run() {
 }
 
 void ShmWork::wait(std::chrono::milliseconds timeout) {
-  if (!is_completed()) queue_->run_inline_until(this);
+  // Inline only when the caller is willing to wait as long as the op itself may take.
+  if (!is_completed() && timeout >= default_timeout_) queue_->run_inline_until(this);
   if (!is_completed()) {
     // The worker runs it: yield briefly (a peer may need this core), then sleep.
     const auto spin_until = Clock::now() + queue_->spin();

@@ -27,8 +27,9 @@ class ShmWork final : public Work {
  public:
   ShmWork(ShmOpQueue* queue, std::function<void()> fn, std::string what, std::chrono::milliseconds default_timeout);
   using Work::wait;
-  // Runs the op here if it is next and nobody runs one; else waits up to `timeout`
-  // (TimeoutError naming the op). Rethrows the op's error.
+  // With timeout >= the group timeout (plain wait()), runs the op on this thread if nobody
+  // has started it; else waits up to `timeout` (TimeoutError naming the op). Rethrows the
+  // op's error.
   void wait(std::chrono::milliseconds timeout) override;
   bool is_completed() override { return done_.load(std::memory_order_acquire); }
 
