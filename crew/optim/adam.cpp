@@ -1,0 +1,60 @@
+#include "crew/optim/adam.h"
+
+#include <cmath>
+
+#include "crew/core/check.h"
+
+namespace crew::optim {
+namespace {
+
+NamedParameters number(std::vector<Tensor> params) {
+  NamedParameters out;
+  for (size_t i = 0; i < params.size(); ++i) out.emplace_back(std::to_string(i), std::move(params[i]));
+  return out;
+}
+
+const std::vector<AccumulatorSpec>& adam_accumulators() {
+  static const std::vector<AccumulatorSpec> specs = {
+      {"moment1", false}, {"moment2", false}, {"beta1_pow_acc", true}, {"beta2_pow_acc", true}};
+  return specs;
+}
+
+}  // namespace
+
+Adam::Adam(std::vector<Tensor> parameters, AdamOptions options)
+    : Adam("Adam", number(std::move(parameters)), options) {}
+
+Adam::Adam(NamedParameters parameters, AdamOptions options) : Adam("Adam", std::move(parameters), options) {}
+
+Adam::Adam(std::string name, NamedParameters parameters, AdamOptions options)
+    : Optimizer(name, std::move(parameters), options.learning_rate, adam_accumulators()), options_(options) {
+  CREW_CHECK(options.beta1 >= 0.0 && options.beta1 < 1.0, name, ": beta1 must be in [0, 1), got ", options.beta1);
+  CREW_CHECK(options.beta2 >= 0.0 && options.beta2 < 1.0, name, ": beta2 must be in [0, 1), got ", options.beta2);
+  CREW_CHECK(options.epsilon >= 0.0, name, ": epsilon must be >= 0, got ", options.epsilon);
+  CREW_CHECK(options.weight_decay >= 0.0, name, ": weight_decay must be >= 0, got ", options.weight_decay);
+}
+
+void Adam::update(size_t index, Tensor& param, const Tensor& grad, double lr) {
+  Tensor& m1 = accumulator("moment1", index);
+  Tensor& m2 = accumulator("moment2", index);
+  double& beta1_pow = *accumulator("beta1_pow_acc", index, options_.beta1).data<double>();
+  double& beta2_pow = *accumulator("beta2_pow_acc", index, options_.beta2).data<double>();
+
+  kernels::AdamCoefficients c;
+  c.beta1 = options_.beta1;
+  c.beta2 = options_.beta2;
+  c.lr_t = lr * std::sqrt(1.0 - beta2_pow) / (1.0 - beta1_pow);
+  c.eps_t = options_.epsilon * std::sqrt(1.0 - beta2_pow);
+  c.l2 = options_.weight_decay;
+  c.decay_scale = decay_scale(index, lr);
+  if (param.dtype() == DType::FLOAT32) {
+    kernels::adam(param.data<float>(), grad.data<float>(), m1.data<float>(), m2.data<float>(), param.numel(), c);
+  } else {
+    kernels::adam(param.data<double>(), grad.data<double>(), m1.data<double>(), m2.data<double>(),
+                  param.numel(), c);
+  }
+  beta1_pow *= options_.beta1;
+  beta2_pow *= options_.beta2;
+}
+
+}  // namespace crew::optim

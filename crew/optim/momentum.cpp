@@ -1,0 +1,40 @@
+#include "crew/optim/momentum.h"
+
+#include "crew/core/check.h"
+#include "crew/optim/update_kernels.h"
+
+namespace crew::optim {
+namespace {
+
+void check_options(const MomentumOptions& o) {
+  CREW_CHECK(o.momentum >= 0.0, "Momentum: momentum must be >= 0, got ", o.momentum);
+  CREW_CHECK(o.weight_decay >= 0.0, "Momentum: weight_decay must be >= 0, got ", o.weight_decay);
+}
+
+}  // namespace
+
+Momentum::Momentum(std::vector<Tensor> parameters, MomentumOptions options)
+    : Optimizer("Momentum", std::move(parameters), options.learning_rate, {{"velocity"}}),
+      options_(options) {
+  check_options(options_);
+}
+
+Momentum::Momentum(NamedParameters parameters, MomentumOptions options)
+    : Optimizer("Momentum", std::move(parameters), options.learning_rate, {{"velocity"}}),
+      options_(options) {
+  check_options(options_);
+}
+
+void Momentum::update(size_t index, Tensor& param, const Tensor& grad, double lr) {
+  Tensor& v = accumulator("velocity", index);
+  if (param.dtype() == DType::FLOAT32) {
+    kernels::momentum(param.data<float>(), grad.data<float>(), v.data<float>(), param.numel(),
+                      static_cast<float>(lr), static_cast<float>(options_.momentum),
+                      static_cast<float>(options_.weight_decay), options_.use_nesterov);
+  } else {
+    kernels::momentum(param.data<double>(), grad.data<double>(), v.data<double>(), param.numel(), lr,
+                      options_.momentum, options_.weight_decay, options_.use_nesterov);
+  }
+}
+
+}  // namespace crew::optim

@@ -1,0 +1,175 @@
+#include "crew/optim/optimizer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+#include <unordered_set>
+
+#include "crew/core/check.h"
+
+namespace crew::optim {
+namespace {
+
+constexpr const char* kStepKey = "@step";
+constexpr const char* kLrKey = "@lr";
+constexpr const char* kSchedulerPrefix = "@lr_scheduler.";
+
+NamedParameters number_parameters(std::vector<Tensor> params) {
+  NamedParameters out;
+  out.reserve(params.size());
+  for (size_t i = 0; i < params.size(); ++i) out.emplace_back(std::to_string(i), std::move(params[i]));
+  return out;
+}
+
+}  // namespace
+
+Optimizer::Optimizer(std::string name, std::vector<Tensor> parameters, LearningRate lr,
+                     std::vector<AccumulatorSpec> accumulators)
+    : Optimizer(std::move(name), number_parameters(std::move(parameters)), std::move(lr),
+                std::move(accumulators)) {}
+
+Optimizer::Optimizer(std::string name, NamedParameters parameters, LearningRate lr,
+                     std::vector<AccumulatorSpec> accumulators)
+    : name_(std::move(name)), lr_(std::move(lr)), accumulator_specs_(std::move(accumulators)) {
+  CREW_CHECK(!parameters.empty(), name_, ": the parameter list is empty");
+  std::unordered_set<const TensorImpl*> seen_tensors;
+  std::unordered_set<std::string> seen_names;
+  for (auto& [pname, p] : parameters) {
+    CREW_CHECK(p.defined(), name_, ": parameter '", pname, "' is undefined");
+    CREW_CHECK(is_floating(p.dtype()), name_, ": parameter '", pname, "' has dtype ",
+               dtype_name(p.dtype()), "; only float32/float64 parameters can be optimized");
+    CREW_CHECK(seen_tensors.insert(p.impl()).second, name_, ": parameter '", pname, "' is listed twice");
+    CREW_CHECK(seen_names.insert(pname).second, name_, ": duplicate parameter name '", pname, "'");
+    CREW_CHECK(pname.find('@') == std::string::npos, name_, ": parameter name '", pname,
+               "' must not contain '@'");
+    names_.push_back(pname);
+    params_.push_back(p);
+  }
+  if (!lr_.scheduler()) check_lr(lr_.value());
+  for (const auto& spec : accumulator_specs_) accumulators_[spec.name].resize(params_.size());
+}
+
+void Optimizer::check_lr(double lr) const {
+  CREW_CHECK(std::isfinite(lr) && lr >= 0.0, name_, ": learning rate must be finite and >= 0, got ", lr);
+}
+
+void Optimizer::set_lr(double lr) {
+  CREW_CHECK_T(StateError, !lr_.scheduler(), name_,
+               ": set_lr cannot be used while the optimizer follows an LRScheduler");
+  check_lr(lr);
+  lr_ = LearningRate(lr);
+}
+
+const AccumulatorSpec* Optimizer::find_spec(const std::string& acc) const {
+  for (const auto& spec : accumulator_specs_) {
+    if (spec.name == acc) return &spec;
+  }
+  return nullptr;
+}
+
+Tensor& Optimizer::accumulator(const std::string& acc, size_t index, double init) {
+  const AccumulatorSpec* spec = find_spec(acc);
+  CREW_INTERNAL_ASSERT(spec != nullptr, name_, " uses undeclared accumulator ", acc);
+  Tensor& t = accumulators_[acc].at(index);
+  if (!t.defined()) {
+    const Tensor& p = params_[index];
+    t = spec->scalar ? Tensor::scalar(init, DType::FLOAT64) : Tensor::full(p.shape(), init, p.dtype());
+  }
+  return t;
+}
+
+void Optimizer::step() {
+  const double lr = get_lr();
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor& p = params_[i];
+    Tensor g = p.grad();
+    if (!g.defined()) continue;
+    CREW_CHECK(g.shape() == p.shape(), name_, ".step: gradient of '", names_[i], "' has shape ",
+               shape_str(g.shape()), ", parameter has ", shape_str(p.shape()));
+    CREW_CHECK(g.dtype() == p.dtype(), name_, ".step: gradient of '", names_[i], "' has dtype ",
+               dtype_name(g.dtype()), ", parameter has ", dtype_name(p.dtype()));
+    update(i, p, g, lr);
+  }
+  ++step_count_;
+}
+
+void Optimizer::clear_grad(bool set_to_zero) {
+  for (Tensor& p : params_) p.clear_grad(set_to_zero);
+}
+
+StateDict Optimizer::state_dict() const {
+  StateDict sd;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    for (const auto& spec : accumulator_specs_) {
+      const Tensor& t = accumulators_.at(spec.name)[i];
+      if (t.defined()) sd.insert(names_[i] + "." + spec.name, t.clone());
+    }
+  }
+  sd.insert(kStepKey, Tensor::scalar(static_cast<double>(step_count_), DType::INT64));
+  if (lr_.scheduler()) {
+    for (const auto& [key, t] : lr_.scheduler()->state_dict()) sd.insert(kSchedulerPrefix + key, t);
+  } else {
+    sd.insert(kLrKey, Tensor::scalar(lr_.value(), DType::FLOAT64));
+  }
+  return sd;
+}
+
+void Optimizer::set_state_dict(const StateDict& state) {
+  // Parse and validate every key first; apply only when all are good.
+  std::vector<std::tuple<std::string, size_t, Tensor>> accs;  // (accumulator, index, value)
+  StateDict scheduler_state;
+  for (const auto& [key, t] : state) {
+    if (key == kStepKey || key == kLrKey) continue;
+    if (key.rfind(kSchedulerPrefix, 0) == 0) {
+      scheduler_state.insert(key.substr(std::string(kSchedulerPrefix).size()), t);
+      continue;
+    }
+    size_t dot = key.rfind('.');
+    CREW_CHECK(dot != std::string::npos, name_, ".set_state_dict: unexpected key '", key, "'");
+    std::string pname = key.substr(0, dot);
+    std::string acc = key.substr(dot + 1);
+    const AccumulatorSpec* spec = find_spec(acc);
+    CREW_CHECK(spec != nullptr, name_, ".set_state_dict: key '", key, "' names accumulator '", acc,
+               "', which ", name_, " does not have");
+    auto pos = std::find(names_.begin(), names_.end(), pname);
+    CREW_CHECK(pos != names_.end(), name_, ".set_state_dict: key '", key, "' names parameter '", pname,
+               "', which this optimizer does not hold");
+    size_t index = static_cast<size_t>(pos - names_.begin());
+    const Tensor& p = params_[index];
+    const Shape want = spec->scalar ? Shape{} : p.shape();
+    CREW_CHECK(t.shape() == want, name_, ".set_state_dict: shape mismatch for '", key, "': state has ",
+               shape_str(t.shape()), ", expected ", shape_str(want));
+    accs.emplace_back(acc, index, t);
+  }
+  CREW_CHECK(state.contains(kStepKey), name_, ".set_state_dict: missing key '", kStepKey, "'");
+  const Tensor& step_t = state.at(kStepKey);
+  CREW_CHECK(step_t.numel() == 1, name_, ".set_state_dict: '", kStepKey, "' must be a scalar, got shape ",
+             shape_str(step_t.shape()));
+  int64_t steps = step_t.to_vector<int64_t>()[0];
+  CREW_CHECK(steps >= 0, name_, ".set_state_dict: negative step count ", steps);
+  if (lr_.scheduler()) {
+    CREW_CHECK(!scheduler_state.empty(), name_,
+               ".set_state_dict: the optimizer follows an LRScheduler but the state has no '",
+               kSchedulerPrefix, "*' keys");
+  } else {
+    CREW_CHECK(state.contains(kLrKey), name_, ".set_state_dict: missing key '", kLrKey,
+               "' (a state saved with an LRScheduler cannot resume a constant learning rate)");
+  }
+
+  if (lr_.scheduler()) {
+    lr_.scheduler()->set_state_dict(scheduler_state);
+  } else {
+    double lr = state.at(kLrKey).item();
+    check_lr(lr);
+    lr_ = LearningRate(lr);
+  }
+  for (auto& [acc, list] : accumulators_) std::fill(list.begin(), list.end(), Tensor());
+  for (auto& [acc, index, t] : accs) {
+    const Tensor& p = params_[index];
+    DType dtype = find_spec(acc)->scalar ? DType::FLOAT64 : p.dtype();
+    accumulators_[acc][index] = t.dtype() == dtype ? t.clone() : t.to(dtype);
+  }
+  step_count_ = steps;
+}
+
+}  // namespace crew::optim

@@ -1,0 +1,111 @@
+#pragma once
+// crew::optim::Optimizer: the base of SGD, Momentum, Adam and AdamW (Paddle's
+// paddle.optimizer.Optimizer). It holds the parameters, the learning rate (a constant or an
+// LRScheduler), per-parameter accumulators (velocity, moments, ...) and a step count, and
+// saves/restores all of it as a StateDict so a checkpoint resumes bit-exactly.
+//
+//   Adam opt(net->parameters(), {.learning_rate = 1e-3});
+//   loss.backward();
+//   opt.step();          // parameters whose grad is undefined are skipped
+//   opt.clear_grad();
+//   crew::save(opt.state_dict(), "opt.safetensors");
+//
+// state_dict keys: "<param>.<accumulator>" (e.g. "3.moment1", or "conv1.weight.moment1"
+// when built from named parameters), "@step" (int64), "@lr" (float64, constant rate) or
+// "@lr_scheduler.last_epoch" / "@lr_scheduler.last_lr" (with a schedule).
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "crew/optim/lr_scheduler.h"
+#include "crew/tensor/state_dict.h"
+#include "crew/tensor/tensor.h"
+
+namespace crew::optim {
+
+// A learning rate: a constant (implicitly from a double) or a shared schedule.
+class LearningRate {
+ public:
+  LearningRate(double value) : value_(value) {}  // NOLINT(google-explicit-constructor)
+  LearningRate(std::shared_ptr<LRScheduler> scheduler)  // NOLINT(google-explicit-constructor)
+      : scheduler_(std::move(scheduler)) {}
+  template <typename S>
+  LearningRate(std::shared_ptr<S> scheduler)  // NOLINT(google-explicit-constructor)
+      : scheduler_(std::static_pointer_cast<LRScheduler>(std::move(scheduler))) {}
+
+  double value() const { return scheduler_ ? scheduler_->last_lr() : value_; }
+  const std::shared_ptr<LRScheduler>& scheduler() const { return scheduler_; }
+
+ private:
+  double value_ = 0.0;
+  std::shared_ptr<LRScheduler> scheduler_;
+};
+
+using NamedParameters = std::vector<std::pair<std::string, Tensor>>;
+
+// A per-parameter state tensor an optimizer keeps: either shaped like the parameter
+// (moments, velocity) or a scalar (Adam's beta powers).
+struct AccumulatorSpec {
+  std::string name;
+  bool scalar = false;
+};
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  // One update of every parameter that has a gradient.
+  void step();
+  // Clears the gradients (to zeros when set_to_zero, Paddle's default).
+  void clear_grad(bool set_to_zero = true);
+
+  double get_lr() const { return lr_.value(); }
+  // Sets a constant rate; StateError when the optimizer follows an LRScheduler.
+  void set_lr(double lr);
+  const std::shared_ptr<LRScheduler>& lr_scheduler() const { return lr_.scheduler(); }
+
+  const std::vector<Tensor>& parameters() const { return params_; }
+  const std::vector<std::string>& parameter_names() const { return names_; }
+  // Number of step() calls so far.
+  int64_t step_count() const { return step_count_; }
+
+  StateDict state_dict() const;
+  // Restores a state_dict() of an optimizer of the same kind over the same parameters.
+  // ValueError naming the key for an unknown parameter or accumulator, or a shape mismatch.
+  void set_state_dict(const StateDict& state);
+
+  const std::string& name() const { return name_; }
+
+ protected:
+  // Unnamed parameters are keyed "0", "1", ... in state_dict.
+  Optimizer(std::string name, std::vector<Tensor> parameters, LearningRate lr,
+            std::vector<AccumulatorSpec> accumulators);
+  Optimizer(std::string name, NamedParameters parameters, LearningRate lr,
+            std::vector<AccumulatorSpec> accumulators);
+
+  // Updates parameter `index` in place from its gradient (same shape, float32 or float64).
+  virtual void update(size_t index, Tensor& param, const Tensor& grad, double lr) = 0;
+  // Accumulator `acc` of parameter `index`, created on first use filled with init: shaped
+  // and typed like the parameter, or a float64 scalar for a scalar accumulator.
+  Tensor& accumulator(const std::string& acc, size_t index, double init = 0.0);
+
+ private:
+  void check_lr(double lr) const;
+  const AccumulatorSpec* find_spec(const std::string& acc) const;
+
+  std::string name_;
+  std::vector<Tensor> params_;
+  std::vector<std::string> names_;
+  LearningRate lr_;
+  std::vector<AccumulatorSpec> accumulator_specs_;
+  // accumulator name -> one tensor per parameter (undefined until first use).
+  std::map<std::string, std::vector<Tensor>> accumulators_;
+  int64_t step_count_ = 0;
+};
+
+}  // namespace crew::optim
