@@ -1,0 +1,16 @@
+# Smoke tests of examples/train_cnn on the Debian package's Fashion-MNIST
+# (apt-get install dataset-fashion-mnist): a few steps, a small test subset.
+add_test(NAME smoke.train_cnn
+  COMMAND $<TARGET_FILE:train_cnn> --epochs 1 --max-steps 20 --test-samples 200 --num-workers 1 --threads 1
+          --log-every 10 --seed 3)
+set_tests_properties(smoke.train_cnn PROPERTIES
+  TIMEOUT 120 LABELS smoke
+  PASS_REGULAR_EXPRESSION "epoch: 0, batch_id: 0, loss is: \\[[0-9.e+-]+\\].*epoch: 0, batch_id: 10, loss is: \\[[0-9.e+-]+\\].*epoch 0: test accuracy [01]\\.[0-9][0-9][0-9][0-9] \\(200 images\\), [0-9]+ images/s.*done: 1 epochs, [0-9.]+ s, [0-9]+ images/s, final test accuracy [01]\\.[0-9]+ \\(stopped by --max-steps after 20 steps\\)")
+
+# --save after a --max-steps stop, then --resume from it with metrics written.
+add_test(NAME smoke.train_cnn_resume
+  COMMAND sh -c "rm -rf \"$1\" && mkdir -p \"$1\" && \"$0\" --epochs 2 --max-steps 5 --test-samples 100 --num-workers 0 --threads 1 --save \"$1/ckpt\" && \"$0\" --epochs 1 --max-steps 5 --test-samples 100 --threads 1 --resume \"$1/ckpt\" --metrics \"$1/m.jsonl\" && cat \"$1/m.jsonl\""
+          $<TARGET_FILE:train_cnn> ${CMAKE_CURRENT_BINARY_DIR}/train_cnn_resume)
+set_tests_properties(smoke.train_cnn_resume PROPERTIES
+  TIMEOUT 120 LABELS smoke
+  PASS_REGULAR_EXPRESSION "done: 1 epochs.*resumed from [^\n]*ckpt: 0 epochs, step 5.*\"type\": \"step\", \"epoch\": 0, \"step\": 5,.*\"type\": \"epoch\", \"epoch\": 0,")
