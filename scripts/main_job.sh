@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The main job: installs dependencies, builds crew, then trains the seed's CNN data-parallel
+# on Fashion-MNIST with 2 workers under `crew launch`, and compares against one process.
+# Extra arguments go to train_cnn (e.g. --epochs 1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install_deps.sh
+cmake --preset release >/dev/null
+cmake --build --preset release -j "$(nproc)"
+exec build/release/bin/crew launch --devices=0,1 build/release/bin/train_cnn --compare-single "$@"
