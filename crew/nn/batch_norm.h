@@ -15,10 +15,10 @@ class BatchNorm2D : public Layer {
   explicit BatchNorm2D(int64_t num_features, double momentum = 0.9, double epsilon = 1e-5);
   Tensor forward(const Tensor& x) override;
 
-  const Tensor& weight() const { return weight_; }
-  const Tensor& bias() const { return bias_; }
-  const Tensor& running_mean() const { return mean_; }
-  const Tensor& running_variance() const { return variance_; }
+  Tensor weight() const { return weight_; }
+  Tensor bias() const { return bias_; }
+  Tensor running_mean() const { return mean_; }
+  Tensor running_variance() const { return variance_; }
   int64_t num_features() const { return num_features_; }
   double momentum() const { return momentum_; }
   double epsilon() const { return epsilon_; }

@@ -29,8 +29,8 @@ class Conv2D : public Layer {
 
   Tensor forward(const Tensor& x) override;
 
-  const Tensor& weight() const { return weight_; }
-  const Tensor& bias() const { return bias_; }  // undefined without bias
+  Tensor weight() const { return weight_; }
+  Tensor bias() const { return bias_; }  // undefined without bias
   int64_t in_channels() const { return in_channels_; }
   int64_t out_channels() const { return out_channels_; }
   Size2 kernel_size() const { return kernel_; }

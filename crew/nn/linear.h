@@ -18,8 +18,8 @@ class Linear : public Layer {
 
   Tensor forward(const Tensor& x) override;
 
-  const Tensor& weight() const { return weight_; }
-  const Tensor& bias() const { return bias_; }  // undefined without bias
+  Tensor weight() const { return weight_; }
+  Tensor bias() const { return bias_; }  // undefined without bias
   int64_t in_features() const { return in_features_; }
   int64_t out_features() const { return out_features_; }
 
