@@ -19,6 +19,11 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, std::shared_ptr<B
     : dataset_(std::move(dataset)), batch_sampler_(std::move(batch_sampler)), options_(std::move(options)) {
   CREW_CHECK(dataset_ != nullptr, "DataLoader: dataset is null");
   CREW_CHECK(batch_sampler_ != nullptr, "DataLoader: batch_sampler is null");
+  // As Paddle: a batch sampler is exclusive with batch_size / shuffle / drop_last.
+  CREW_CHECK(options_.batch_size == 1 && !options_.shuffle && !options_.drop_last,
+             "DataLoader: batch_size, shuffle and drop_last must keep their defaults when a batch_sampler is given "
+             "(got batch_size=", options_.batch_size, ", shuffle=", options_.shuffle, ", drop_last=", options_.drop_last,
+             "); set them on the batch sampler");
 }
 
 DataLoader::Iterator DataLoader::begin() {

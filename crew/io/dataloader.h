@@ -27,9 +27,11 @@
 namespace crew::io {
 
 struct DataLoaderOptions {
-  int64_t batch_size = 1;      // ignored with an explicit batch sampler
-  bool shuffle = false;        // ignored with an explicit batch sampler
-  bool drop_last = false;      // ignored with an explicit batch sampler
+  // batch_size / shuffle / drop_last build a BatchSampler; with an explicit batch sampler
+  // they must keep these defaults (ValueError otherwise, as Paddle's assertion).
+  int64_t batch_size = 1;
+  bool shuffle = false;
+  bool drop_last = false;
   int num_workers = 0;         // 0: load in the calling thread; N: N worker threads
   int prefetch_factor = 2;     // batches in flight per worker
   CollateFn collate_fn;        // null: default_collate (stack every field on a new axis 0)
@@ -47,7 +49,7 @@ class LoaderRun;
 class DataLoader {
  public:
   DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options = {});
-  // With a batch sampler (a DistributedBatchSampler, ...); batch_size/shuffle/drop_last unused.
+  // With a batch sampler (a DistributedBatchSampler, ...).
   DataLoader(std::shared_ptr<const Dataset> dataset, std::shared_ptr<BatchSamplerBase> batch_sampler,
              DataLoaderOptions options = {});
 

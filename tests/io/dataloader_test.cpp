@@ -132,6 +132,10 @@ TEST(DataLoader, CustomCollateAndBadOptions) {
   DataLoader loader(ds, opts);
   for (auto& batch : loader) EXPECT_EQ(batch[0].item(), 3.0);
   EXPECT_THROW(DataLoader(ds, {.batch_size = 0}), ValueError);
+  auto sampler = std::make_shared<BatchSampler>(*ds, 2);
+  EXPECT_THROW(DataLoader(ds, sampler, {.batch_size = 4}), ValueError);
+  EXPECT_THROW(DataLoader(ds, sampler, {.shuffle = true}), ValueError);
+  EXPECT_EQ(DataLoader(ds, sampler).size(), 3);
   DataLoader bad(ds, {.num_workers = -1});
   EXPECT_THROW(bad.begin(), ValueError);
 }
