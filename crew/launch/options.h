@@ -1,0 +1,70 @@
+#pragma once
+// LaunchOptions: everything `crew launch` is told, with Paddle's names and defaults.
+//
+//   LaunchOptions o;                 // filled by tools/launch_cmd.cpp from the command line
+//   apply_environment(&o, given);    // PADDLE_* / CREW_LAUNCH_* forms for options not given
+//   validate(o);                     // ValueError naming the option and the bad value
+//   for (auto& [k, v] : describe(o)) std::cout << k << ": " << v << "\n";
+#include <chrono>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace crew::launch {
+
+// How --log_ranks selects what the console shows.
+enum class ConsoleRanks {
+  LOCAL_ZERO,  // local rank 0's output, unprefixed (Paddle's behaviour)
+  ALL,         // every local rank's lines, prefixed with "[rank N] "
+};
+
+struct LaunchOptions {
+  static constexpr int kDefaultMaxRestart = 0;
+  static constexpr std::chrono::milliseconds kDefaultGracePeriod{std::chrono::seconds(5)};
+  static constexpr std::chrono::milliseconds kDefaultRendezvousTimeout{std::chrono::minutes(5)};
+
+  std::string program;                  // the training program (a binary or script)
+  std::vector<std::string> program_args;
+  std::string devices;                  // "0,1,2": device ids (CPU slots without a GPU); "" = all
+  int nproc_per_node = -1;              // -1: one per selected device
+  int nnodes = 1;
+  std::string master;                   // "HOST:PORT"; "" = 127.0.0.1 on a port the OS picks
+  int rank = -1;                        // node rank; -1 = 0 for a single node
+  std::string log_dir = "log";
+  std::string log_level = "INFO";
+  bool log_overwrite = false;           // truncate workerlog.N instead of appending
+  int max_restart = kDefaultMaxRestart; // whole-job restarts after a failure
+  std::string job_id = "default";
+  ConsoleRanks log_ranks = ConsoleRanks::LOCAL_ZERO;
+  std::string token;                    // shared secret handed to workers as CREW_JOB_TOKEN
+  std::chrono::milliseconds grace_period = kDefaultGracePeriod;  // SIGTERM -> SIGKILL
+  bool cpu_affinity = true;             // pin CPU-slot workers to their share of the cores
+  std::string host;                     // this node's address for other nodes ("" = detect)
+  std::chrono::milliseconds rendezvous_timeout = kDefaultRendezvousTimeout;
+};
+
+// Applies the environment forms of the options not named in `given_on_command_line` (option
+// names without dashes): CREW_LAUNCH_<OPTION> first, then Paddle's PADDLE_DEVICES,
+// PADDLE_NNODES, PADDLE_MASTER, PADDLE_RANK / PADDLE_TRAINER_ID, PADDLE_LOG_DIR, PADDLE_LOG_LEVEL,
+// PADDLE_MAX_RESTART, PADDLE_JOB_ID, PADDLE_NPROC_PER_NODE, PADDLE_LOG_OVERWRITE, POD_IP.
+// Unlike Paddle, the command line wins, and inside a crew worker (CREW_RANK set) the Paddle
+// variables a launcher exports to its workers (PADDLE_MASTER, PADDLE_NNODES,
+// PADDLE_TRAINER_ID) are ignored, so a nested launch does not join its parent's job.
+// Returns "NAME=value" for each variable used.
+std::vector<std::string> apply_environment(LaunchOptions* options,
+                                           const std::set<std::string>& given_on_command_line);
+
+// Throws ValueError naming the option and its value when something is inconsistent.
+void validate(const LaunchOptions& options);
+
+// Parses "0,1,2" into ids; throws ValueError naming `what` on anything but non-negative ints.
+std::vector<int> parse_id_list(const std::string& text, const char* what);
+
+// "option: value" pairs for the configuration block, in a fixed order.
+std::vector<std::pair<std::string, std::string>> describe(const LaunchOptions& options);
+
+const char* to_string(ConsoleRanks ranks);
+ConsoleRanks parse_console_ranks(const std::string& text);
+
+}  // namespace crew::launch

@@ -1,0 +1,54 @@
+#pragma once
+// WorkerOutput: the pipe a worker writes its stdout and stderr to, copied by the launcher into
+// log_dir/workerlog.N and, for the ranks the console shows, to the launcher's stdout (raw, or
+// each line prefixed with "[rank N] ").
+//
+//   WorkerOutput out("log/workerlog.0", {.echo = true});
+//   child_options.stdout_fd = child_options.stderr_fd = out.write_fd();
+//   ... start the child ...; out.close_write_end();
+//   while (out.pump()) {}       // in the event loop, when read_fd() is readable
+#include <string>
+
+namespace crew::launch {
+
+struct WorkerOutputOptions {
+  bool overwrite = false;  // truncate the log instead of appending (Paddle's --log_overwrite)
+  bool echo = false;       // copy to the console too
+  std::string prefix;      // put before every console line ("" = copy raw)
+  int console_fd = 1;
+};
+
+class WorkerOutput {
+ public:
+  WorkerOutput(std::string log_path, WorkerOutputOptions options);
+  ~WorkerOutput();
+  WorkerOutput(const WorkerOutput&) = delete;
+  WorkerOutput& operator=(const WorkerOutput&) = delete;
+
+  int write_fd() const { return write_fd_; }
+  int read_fd() const { return read_fd_; }
+  // Closes the launcher's copy of the write end once the child holds it.
+  void close_write_end();
+  // Copies what the pipe has now; returns false once the pipe is at end of file.
+  bool pump();
+  // Drains the pipe until EOF or `max_ms` passed, then flushes a partial prefixed line.
+  void finish(int max_ms);
+  bool at_eof() const { return eof_; }
+  // The last `max_lines` lines this run wrote (at most max_bytes), read back from the log.
+  std::string tail(int max_lines, size_t max_bytes = 16384) const;
+  const std::string& path() const { return path_; }
+
+ private:
+  void echo(const char* data, size_t size);
+
+  std::string path_;
+  WorkerOutputOptions options_;
+  int log_fd_ = -1;
+  int read_fd_ = -1;
+  int write_fd_ = -1;
+  long long start_offset_ = 0;  // the log's size before this run (append mode)
+  bool eof_ = false;
+  bool at_line_start_ = true;
+};
+
+}  // namespace crew::launch
