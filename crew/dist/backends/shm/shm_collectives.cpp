@@ -48,54 +48,53 @@ void ShmComm::all_reduce(ShmOp& op, void* data, int64_t count, DType dtype, Redu
     if (rop == ReduceOp::AVG) finish_avg(data, count, dtype, world_);
     return;
   }
-  // Per chunk: copy in, each rank reduces its slice across all buffers (reduce-scatter), then
-  // every rank copies all slices out (all-gather).
-  const int64_t chunk_elems = static_cast<int64_t>(buffer_bytes() / esize);
-  const int64_t chunks = chunk_count(count, chunk_elems);
-  for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t off = c * chunk_elems;
-    const int64_t n = std::min(chunk_elems, count - off);
-    const int b = acquire_buffer(op);
-    std::memcpy(buffer(rank_, b), at(data, off * esize), n * esize);
-    round(op);
-    int64_t lo, hi;
-    slice_of(n, world_, rank_, esize, &lo, &hi);
-    uint8_t* mine = buffer(rank_, b) + lo * esize;
-    for (int r = 0; r < world_; ++r) {
-      if (r != rank_) reduce_into(mine, buffer(r, b) + lo * esize, hi - lo, dtype, rop);
-    }
-    if (rop == ReduceOp::AVG) finish_avg(mine, hi - lo, dtype, world_);
-    round(op);
-    for (int r = 0; r < world_; ++r) {
-      slice_of(n, world_, r, esize, &lo, &hi);
-      std::memcpy(at(data, (off + lo) * esize), buffer(r, b) + lo * esize, (hi - lo) * esize);
-    }
-    release_buffer(b);
-  }
+  reduce_chunks(op, data, count, dtype, rop, -1);
 }
 
 void ShmComm::reduce(ShmOp& op, void* data, int64_t count, DType dtype, ReduceOp rop, int root) {
+  reduce_chunks(op, data, count, dtype, rop, root);
+}
+
+void ShmComm::reduce_chunks(ShmOp& op, void* data, int64_t count, DType dtype, ReduceOp rop, int root) {
+  // Per chunk, rank r owns slice r. Each rank stages only the slices others own, reduces its
+  // own slice from its private input and the others' staged copies (reduce-scatter), then
+  // copies the others' reduced slices out (all-gather; with root >= 0 only root does).
   const size_t esize = dtype_size(dtype);
   const int64_t chunk_elems = static_cast<int64_t>(buffer_bytes() / esize);
   const int64_t chunks = chunk_count(count, chunk_elems);
+  const bool gathers = root < 0 || rank_ == root;
   for (int64_t c = 0; c < chunks; ++c) {
     const int64_t off = c * chunk_elems;
     const int64_t n = std::min(chunk_elems, count - off);
+    uint8_t* chunk_data = at(data, off * esize);
     const int b = acquire_buffer(op);
-    std::memcpy(buffer(rank_, b), at(data, off * esize), n * esize);
-    round(op);
     int64_t lo, hi;
+    for (int r = 0; r < world_; ++r) {
+      if (r == rank_) continue;
+      slice_of(n, world_, r, esize, &lo, &hi);
+      std::memcpy(buffer(rank_, b) + lo * esize, chunk_data + lo * esize, (hi - lo) * esize);
+    }
+    round(op);
     slice_of(n, world_, rank_, esize, &lo, &hi);
     uint8_t* mine = buffer(rank_, b) + lo * esize;
-    for (int r = 0; r < world_; ++r) {
-      if (r != rank_) reduce_into(mine, buffer(r, b) + lo * esize, hi - lo, dtype, rop);
+    uint8_t* mine_in = chunk_data + lo * esize;
+    const int first_peer = rank_ == 0 ? 1 : 0;
+    if (world_ == 1) {
+      std::memcpy(mine, mine_in, (hi - lo) * esize);
+    } else {
+      reduce_pair(mine, mine_in, buffer(first_peer, b) + lo * esize, hi - lo, dtype, rop);
+      for (int r = first_peer + 1; r < world_; ++r) {
+        if (r != rank_) reduce_into(mine, buffer(r, b) + lo * esize, hi - lo, dtype, rop);
+      }
     }
     if (rop == ReduceOp::AVG) finish_avg(mine, hi - lo, dtype, world_);
+    if (gathers) std::memcpy(mine_in, mine, (hi - lo) * esize);
     round(op);
-    if (rank_ == root) {
+    if (gathers) {
       for (int r = 0; r < world_; ++r) {
+        if (r == rank_) continue;
         slice_of(n, world_, r, esize, &lo, &hi);
-        std::memcpy(at(data, (off + lo) * esize), buffer(r, b) + lo * esize, (hi - lo) * esize);
+        std::memcpy(chunk_data + lo * esize, buffer(r, b) + lo * esize, (hi - lo) * esize);
       }
     }
     release_buffer(b);

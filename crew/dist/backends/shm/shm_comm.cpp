@@ -35,6 +35,21 @@ const char* shm_op_name(ShmOpKind kind) {
 
 namespace {
 
+// "all_reduce of 8 float32 elements (op SUM)", "broadcast of 8 int64 elements from root 1".
+std::string describe(const ShmOpDesc& d) {
+  const auto kind = static_cast<ShmOpKind>(d.kind);
+  if (kind == ShmOpKind::BARRIER) return "barrier";
+  std::string s = str_cat(shm_op_name(kind), " of ", d.count, " ", dtype_name(static_cast<DType>(d.dtype)), " elements");
+  if (kind == ShmOpKind::BROADCAST || kind == ShmOpKind::REDUCE || kind == ShmOpKind::GATHER ||
+      kind == ShmOpKind::SCATTER) {
+    s += str_cat(" with root ", d.root);
+  }
+  if (kind == ShmOpKind::ALL_REDUCE || kind == ShmOpKind::REDUCE || kind == ShmOpKind::REDUCE_SCATTER) {
+    s += str_cat(" (op ", reduce_op_name(static_cast<ReduceOp>(d.reduce_op)), ")");
+  }
+  return s;
+}
+
 int usable_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -221,12 +236,8 @@ void ShmComm::check_descriptors(ShmOp& op, uint32_t first_step) {
       // Every rank sees the mismatch at this same round. Undo this op's buffer choice so that
       // the ranks' buffer alternation stays in step (nobody read what was written).
       if (op.first_buffer >= 0) next_buffer_ = op.first_buffer;
-      CREW_THROW(CommError, where(op), ": rank ", r, " issued ", shm_op_name(static_cast<ShmOpKind>(theirs.kind)),
-                 " (seq ", theirs.seq, ") of ", theirs.count, " ", dtype_name(static_cast<DType>(theirs.dtype)),
-                 " elements, root ", theirs.root, ", op ", reduce_op_name(static_cast<ReduceOp>(theirs.reduce_op)),
-                 "; this rank issued ", shm_op_name(op.kind), " of ", mine.count, " ",
-                 dtype_name(static_cast<DType>(mine.dtype)), " elements, root ", mine.root, ", op ",
-                 reduce_op_name(static_cast<ReduceOp>(mine.reduce_op)),
+      CREW_THROW(CommError, where(op), ": rank ", r, " issued ", describe(theirs), " (its seq ", theirs.seq,
+                 ") but this rank issued ", describe(mine),
                  " (every rank must issue the same collectives in the same order)");
     }
   }

@@ -85,6 +85,8 @@ class ShmComm {
  private:
   friend struct ShmCommTestPeer;
   void rendezvous(Store& store, const ShmOptions& shm);
+  // Chunked reduce-scatter + all-gather; root < 0: every rank gets the result, else only root.
+  void reduce_chunks(ShmOp& op, void* data, int64_t count, DType dtype, ReduceOp rop, int root);
 
   // ---- rounds and buffers (shm_comm.cpp) ----
   // Signals this rank's next step and waits for every rank to reach it.

@@ -29,7 +29,7 @@ struct ShmOptions {
   static constexpr size_t kDefaultBufferBytes = size_t{1} << 20;   // 1 MiB
   static constexpr size_t kDefaultMailboxBytes = size_t{256} << 10;  // 256 KiB
   static constexpr size_t kDefaultSmallBytes = size_t{16} << 10;   // 16 KiB
-  static constexpr std::chrono::microseconds kDefaultSpin{50};
+  static constexpr std::chrono::microseconds kDefaultSpin{200};
   static constexpr std::chrono::milliseconds kDefaultLivenessInterval{20};
 
   // Bytes of each of a rank's two staging buffers (CREW_SHM_BUFFER_BYTES); messages larger
