@@ -34,13 +34,23 @@ dnnl::algorithm algorithm_of(PoolKind kind) {
   return kind == PoolKind::MAX ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
 }
 
+// oneDNN's fast (jit) pooling wants channel-blocked data; its plain-NCHW pooling is a slow
+// reference loop. With C a multiple of 8 we therefore reorder into nChw8c and back, which
+// costs far less than the plain kernel saves.
+memory::desc wanted_desc(const memory::dims& dims) {
+  if (dims[1] % 8 == 0) return memory::desc(dims, memory::data_type::f32, memory::format_tag::nChw8c);
+  return detail::plain_desc(dims);
+}
+
 struct ForwardEntry {
   dnnl::pooling_forward::primitive_desc pd;
   dnnl::pooling_forward prim;
+  detail::LayoutBridge src, dst;
 };
 
 struct BackwardEntry {
   dnnl::pooling_backward prim;
+  detail::LayoutBridge diff_dst, diff_src;
 };
 
 std::shared_ptr<ForwardEntry> forward_entry(PoolKind kind, const PoolGeometry& g, bool training) {
@@ -48,10 +58,12 @@ std::shared_ptr<ForwardEntry> forward_entry(PoolKind kind, const PoolGeometry& g
   return cache.get(str_cat(training, g.key), [&] {
     auto e = std::make_shared<ForwardEntry>();
     dnnl::pooling_forward::desc d(training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference,
-                                  algorithm_of(kind), detail::plain_desc(g.src), detail::plain_desc(g.dst),
-                                  g.strides, g.kernel, g.pad_l, g.pad_r);
+                                  algorithm_of(kind), wanted_desc(g.src), wanted_desc(g.dst), g.strides, g.kernel,
+                                  g.pad_l, g.pad_r);
     e->pd = dnnl::pooling_forward::primitive_desc(d, detail::cpu_engine());
     e->prim = dnnl::pooling_forward(e->pd);
+    e->src = detail::LayoutBridge(detail::plain_desc(g.src), e->pd.src_desc());
+    e->dst = detail::LayoutBridge(detail::plain_desc(g.dst), e->pd.dst_desc());
     return e;
   });
 }
@@ -81,14 +93,15 @@ PoolForwardResult pool2d_forward(PoolKind kind, const Tensor& x, const Pool2dPar
   r.y = Tensor::empty(pool2d_output_shape(x.shape(), p));
   try {
     auto e = forward_entry(kind, g, with_workspace);
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, detail::as_memory(x, detail::plain_desc(g.src))},
-                                               {DNNL_ARG_DST, detail::as_memory(r.y, detail::plain_desc(g.dst))}};
+    dnnl::memory dst = detail::bridge_output_buffer(e->dst, r.y);
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, detail::bridge_input(e->src, x)}, {DNNL_ARG_DST, dst}};
     const memory::desc ws = e->pd.workspace_desc();
     if (with_workspace && ws.get_size() > 0) {
       r.workspace = Tensor::empty({static_cast<int64_t>(ws.get_size())}, DType::UINT8);
       args.emplace(DNNL_ARG_WORKSPACE, dnnl::memory(ws, detail::cpu_engine(), r.workspace.raw_data()));
     }
     e->prim.execute(detail::cpu_stream(), args);
+    detail::bridge_output(e->dst, dst, r.y);
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl("pool2d forward", err);
   }
@@ -106,14 +119,17 @@ Tensor pool2d_backward(PoolKind kind, const Tensor& grad_y, const Shape& x_shape
     auto fwd = forward_entry(kind, g, true);
     auto e = cache.get(g.key, [&] {
       auto b = std::make_shared<BackwardEntry>();
-      dnnl::pooling_backward::desc d(algorithm_of(kind), detail::plain_desc(g.src), detail::plain_desc(g.dst),
-                                     g.strides, g.kernel, g.pad_l, g.pad_r);
-      b->prim = dnnl::pooling_backward(dnnl::pooling_backward::primitive_desc(d, detail::cpu_engine(), fwd->pd));
+      dnnl::pooling_backward::desc d(algorithm_of(kind), wanted_desc(g.src), wanted_desc(g.dst), g.strides,
+                                     g.kernel, g.pad_l, g.pad_r);
+      dnnl::pooling_backward::primitive_desc pd(d, detail::cpu_engine(), fwd->pd);
+      b->prim = dnnl::pooling_backward(pd);
+      b->diff_dst = detail::LayoutBridge(detail::plain_desc(g.dst), pd.diff_dst_desc());
+      b->diff_src = detail::LayoutBridge(detail::plain_desc(g.src), pd.diff_src_desc());
       return b;
     });
-    std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_DIFF_DST, detail::as_memory(grad_y, detail::plain_desc(g.dst))},
-        {DNNL_ARG_DIFF_SRC, detail::as_memory(grad_x, detail::plain_desc(g.src))}};
+    dnnl::memory diff_src = detail::bridge_output_buffer(e->diff_src, grad_x);
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_DIFF_DST, detail::bridge_input(e->diff_dst, grad_y)},
+                                               {DNNL_ARG_DIFF_SRC, diff_src}};
     const memory::desc ws = fwd->pd.workspace_desc();
     if (ws.get_size() > 0) {
       CREW_CHECK(workspace.defined() && workspace.nbytes() >= ws.get_size(),
@@ -121,6 +137,7 @@ Tensor pool2d_backward(PoolKind kind, const Tensor& grad_y, const Shape& x_shape
       args.emplace(DNNL_ARG_WORKSPACE, dnnl::memory(ws, detail::cpu_engine(), workspace.raw_data()));
     }
     e->prim.execute(detail::cpu_stream(), args);
+    detail::bridge_output(e->diff_src, diff_src, grad_x);
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl("pool2d backward", err);
   }
