@@ -17,8 +17,8 @@ BatchNorm2D::BatchNorm2D(int64_t num_features, double momentum, double epsilon)
 }
 
 Tensor BatchNorm2D::forward(const Tensor& x) {
-  CREW_CHECK(x.dim() == 4 && x.size(1) == num_features_, full_name(), ": expected input [N, ",
-             num_features_, ", H, W], got ", shape_str(x.shape()));
+  CREW_CHECK(x.dim() == 4 && x.size(1) == num_features_, full_name(), ": expected input [N, ", num_features_,
+             ", H, W], got ", shape_str(x.shape()));
   return functional::batch_norm(x, mean_, variance_, weight_, bias_, training(), momentum_, epsilon_);
 }
 

@@ -8,10 +8,13 @@
 namespace crew::nn {
 
 Conv2D::Conv2D(int64_t in_channels, int64_t out_channels, Size2 kernel_size, Conv2DOptions options)
-    : Layer("conv2d"), in_channels_(in_channels), out_channels_(out_channels), kernel_(kernel_size),
+    : Layer("conv2d"),
+      in_channels_(in_channels),
+      out_channels_(out_channels),
+      kernel_(kernel_size),
       options_(options) {
-  CREW_CHECK(in_channels > 0 && out_channels > 0, "Conv2D: channels must be positive, got in=",
-             in_channels, " out=", out_channels);
+  CREW_CHECK(in_channels > 0 && out_channels > 0, "Conv2D: channels must be positive, got in=", in_channels,
+             " out=", out_channels);
   CREW_CHECK(kernel_.h > 0 && kernel_.w > 0, "Conv2D: kernel_size must be positive, got ", kernel_.str());
   CREW_CHECK(options.stride.h > 0 && options.stride.w > 0, "Conv2D: stride must be positive, got ",
              options.stride.str());
@@ -30,8 +33,8 @@ Conv2D::Conv2D(int64_t in_channels, int64_t out_channels, Size2 kernel_size, Con
 }
 
 Tensor Conv2D::forward(const Tensor& x) {
-  CREW_CHECK(x.dim() == 4 && x.size(1) == in_channels_, full_name(), ": expected input [N, ",
-             in_channels_, ", H, W], got ", shape_str(x.shape()));
+  CREW_CHECK(x.dim() == 4 && x.size(1) == in_channels_, full_name(), ": expected input [N, ", in_channels_,
+             ", H, W], got ", shape_str(x.shape()));
   return functional::conv2d(x, weight_, bias_, options_.stride.pair(), options_.padding.pair(),
                             options_.dilation.pair(), options_.groups);
 }

@@ -10,8 +10,8 @@ Shape Flatten::output_shape(const Shape& input) const {
   if (ndim == 0) return Shape{1};
   int64_t start = normalize_axis(start_axis_, ndim);
   int64_t stop = normalize_axis(stop_axis_, ndim);
-  CREW_CHECK(start <= stop, full_name(), ": start_axis ", start_axis_, " is after stop_axis ",
-             stop_axis_, " for input ", shape_str(input));
+  CREW_CHECK(start <= stop, full_name(), ": start_axis ", start_axis_, " is after stop_axis ", stop_axis_,
+             " for input ", shape_str(input));
   Shape out(input.begin(), input.begin() + start);
   int64_t merged = 1;
   for (int64_t i = start; i <= stop; ++i) merged *= input[i];

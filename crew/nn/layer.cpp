@@ -27,8 +27,7 @@ Layer::Layer(const std::string& name_scope) : full_name_(unique_full_name(name_s
 
 void Layer::check_new_name(const std::string& name, const char* what) const {
   CREW_CHECK(!name.empty(), full_name_, ": ", what, " name is empty");
-  CREW_CHECK(name.find('.') == std::string::npos, full_name_, ": ", what, " name '", name,
-             "' contains '.'");
+  CREW_CHECK(name.find('.') == std::string::npos, full_name_, ": ", what, " name '", name, "' contains '.'");
   for (const auto& p : parameters_) {
     CREW_CHECK(p.name != name, full_name_, ": ", what, " '", name, "' already registered as a parameter");
   }
@@ -213,8 +212,8 @@ void Layer::set_state_dict(const StateDict& state_dict, bool strict) {
         list += k;
         list += "'";
       }
-      CREW_THROW(ValueError, full_name_, ".set_state_dict: missing key(s) ", list, " (",
-                 missing.size(), " of ", mine.size(), ")");
+      CREW_THROW(ValueError, full_name_, ".set_state_dict: missing key(s) ", list, " (", missing.size(),
+                 " of ", mine.size(), ")");
     }
     for (const auto& [key, src] : state_dict) {
       CREW_CHECK(mine.contains(key), full_name_, ".set_state_dict: unexpected key '", key, "' with shape ",
@@ -223,7 +222,8 @@ void Layer::set_state_dict(const StateDict& state_dict, bool strict) {
   }
   if (!strict) {
     for (const auto& k : missing) {
-      CREW_LOG(WARNING) << full_name_ << ".set_state_dict: key '" << k << "' not in the state dict; keeping its value";
+      CREW_LOG(WARNING) << full_name_ << ".set_state_dict: key '" << k
+                        << "' not in the state dict; keeping its value";
     }
     for (const auto& [key, src] : state_dict) {
       if (!mine.contains(key)) {

@@ -8,8 +8,8 @@ namespace crew::nn {
 
 Linear::Linear(int64_t in_features, int64_t out_features, bool bias)
     : Layer("linear"), in_features_(in_features), out_features_(out_features) {
-  CREW_CHECK(in_features > 0 && out_features > 0, "Linear: features must be positive, got in=",
-             in_features, " out=", out_features);
+  CREW_CHECK(in_features > 0 && out_features > 0, "Linear: features must be positive, got in=", in_features,
+             " out=", out_features);
   Tensor w = Tensor::empty({in_features, out_features});
   init::xavier_uniform_(w);
   weight_ = register_parameter("weight", w);
@@ -17,8 +17,8 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool bias)
 }
 
 Tensor Linear::forward(const Tensor& x) {
-  CREW_CHECK(x.dim() >= 1 && x.size(-1) == in_features_, full_name(), ": expected input [..., ",
-             in_features_, "], got ", shape_str(x.shape()));
+  CREW_CHECK(x.dim() >= 1 && x.size(-1) == in_features_, full_name(), ": expected input [..., ", in_features_,
+             "], got ", shape_str(x.shape()));
   return functional::linear(x, weight_, bias_);
 }
 

@@ -28,8 +28,10 @@ Adam::Adam(NamedParameters parameters, AdamOptions options) : Adam("Adam", std::
 
 Adam::Adam(std::string name, NamedParameters parameters, AdamOptions options)
     : Optimizer(name, std::move(parameters), options.learning_rate, adam_accumulators()), options_(options) {
-  CREW_CHECK(options.beta1 >= 0.0 && options.beta1 < 1.0, name, ": beta1 must be in [0, 1), got ", options.beta1);
-  CREW_CHECK(options.beta2 >= 0.0 && options.beta2 < 1.0, name, ": beta2 must be in [0, 1), got ", options.beta2);
+  CREW_CHECK(options.beta1 >= 0.0 && options.beta1 < 1.0, name, ": beta1 must be in [0, 1), got ",
+             options.beta1);
+  CREW_CHECK(options.beta2 >= 0.0 && options.beta2 < 1.0, name, ": beta2 must be in [0, 1), got ",
+             options.beta2);
   CREW_CHECK(options.epsilon >= 0.0, name, ": epsilon must be >= 0, got ", options.epsilon);
   CREW_CHECK(options.weight_decay >= 0.0, name, ": weight_decay must be >= 0, got ", options.weight_decay);
 }
@@ -48,7 +50,8 @@ void Adam::update(size_t index, Tensor& param, const Tensor& grad, double lr) {
   c.l2 = options_.weight_decay;
   c.decay_scale = decay_scale(index, lr);
   if (param.dtype() == DType::FLOAT32) {
-    kernels::adam(param.data<float>(), grad.data<float>(), m1.data<float>(), m2.data<float>(), param.numel(), c);
+    kernels::adam(param.data<float>(), grad.data<float>(), m1.data<float>(), m2.data<float>(), param.numel(),
+                  c);
   } else {
     kernels::adam(param.data<double>(), grad.data<double>(), m1.data<double>(), m2.data<double>(),
                   param.numel(), c);

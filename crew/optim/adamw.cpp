@@ -28,8 +28,6 @@ AdamW::AdamW(NamedParameters parameters, AdamWOptions options)
   }
 }
 
-double AdamW::decay_scale(size_t index, double lr) const {
-  return decay_[index] ? 1.0 - lr * coeff_ : 1.0;
-}
+double AdamW::decay_scale(size_t index, double lr) const { return decay_[index] ? 1.0 - lr * coeff_ : 1.0; }
 
 }  // namespace crew::optim

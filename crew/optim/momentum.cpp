@@ -14,14 +14,12 @@ void check_options(const MomentumOptions& o) {
 }  // namespace
 
 Momentum::Momentum(std::vector<Tensor> parameters, MomentumOptions options)
-    : Optimizer("Momentum", std::move(parameters), options.learning_rate, {{"velocity"}}),
-      options_(options) {
+    : Optimizer("Momentum", std::move(parameters), options.learning_rate, {{"velocity"}}), options_(options) {
   check_options(options_);
 }
 
 Momentum::Momentum(NamedParameters parameters, MomentumOptions options)
-    : Optimizer("Momentum", std::move(parameters), options.learning_rate, {{"velocity"}}),
-      options_(options) {
+    : Optimizer("Momentum", std::move(parameters), options.learning_rate, {{"velocity"}}), options_(options) {
   check_options(options_);
 }
 

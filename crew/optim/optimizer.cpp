@@ -36,8 +36,8 @@ Optimizer::Optimizer(std::string name, NamedParameters parameters, LearningRate 
   std::unordered_set<std::string> seen_names;
   for (auto& [pname, p] : parameters) {
     CREW_CHECK(p.defined(), name_, ": parameter '", pname, "' is undefined");
-    CREW_CHECK(is_floating(p.dtype()), name_, ": parameter '", pname, "' has dtype ",
-               dtype_name(p.dtype()), "; only float32/float64 parameters can be optimized");
+    CREW_CHECK(is_floating(p.dtype()), name_, ": parameter '", pname, "' has dtype ", dtype_name(p.dtype()),
+               "; only float32/float64 parameters can be optimized");
     CREW_CHECK(seen_tensors.insert(p.impl()).second, name_, ": parameter '", pname, "' is listed twice");
     CREW_CHECK(seen_names.insert(pname).second, name_, ": duplicate parameter name '", pname, "'");
     CREW_CHECK(pname.find('@') == std::string::npos, name_, ": parameter name '", pname,

@@ -29,7 +29,7 @@ namespace crew::optim {
 // A learning rate: a constant (implicitly from a double) or a shared schedule.
 class LearningRate {
  public:
-  LearningRate(double value) : value_(value) {}  // NOLINT(google-explicit-constructor)
+  LearningRate(double value) : value_(value) {}         // NOLINT(google-explicit-constructor)
   LearningRate(std::shared_ptr<LRScheduler> scheduler)  // NOLINT(google-explicit-constructor)
       : scheduler_(std::move(scheduler)) {}
   template <typename S>

@@ -17,8 +17,8 @@ void sgd_impl(T* __restrict p, const T* __restrict g, int64_t n, T lr, T l2) {
 }
 
 template <typename T>
-void momentum_impl(T* __restrict p, const T* __restrict g, T* __restrict v, int64_t n, T lr, T mu,
-                   T l2, bool nesterov) {
+void momentum_impl(T* __restrict p, const T* __restrict g, T* __restrict v, int64_t n, T lr, T mu, T l2,
+                   bool nesterov) {
   if (nesterov) {
     for (int64_t i = 0; i < n; ++i) {
       T gi = g[i] + l2 * p[i];

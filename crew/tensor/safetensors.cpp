@@ -52,8 +52,7 @@ std::map<std::string, std::string> parse_metadata(const json::Value& v, const st
   CREW_CHECK(v.is_object(), "load '", path, "': __metadata__ must be an object of strings");
   std::map<std::string, std::string> out;
   for (const auto& [key, value] : v.object) {
-    CREW_CHECK(value.is_string(), "load '", path, "': __metadata__ value of '", key,
-               "' is not a string");
+    CREW_CHECK(value.is_string(), "load '", path, "': __metadata__ value of '", key, "' is not a string");
     out.emplace(key, value.text);
   }
   return out;
@@ -79,8 +78,8 @@ TensorEntry parse_entry(const std::string& name, const json::Value& v, uint64_t 
     uint64_t extent = 0;
     CREW_CHECK(json::to_uint64(d, &extent), where(), "shape extent '", d.text,
                "' is not a non-negative integer");
-    CREW_CHECK(extent <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()), where(),
-               "shape extent ", extent, " too large");
+    CREW_CHECK(extent <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()), where(), "shape extent ",
+               extent, " too large");
     CREW_CHECK(extent == 0 || numel <= std::numeric_limits<uint64_t>::max() / extent, where(),
                "shape element count overflows");
     numel *= extent;
@@ -89,18 +88,16 @@ TensorEntry parse_entry(const std::string& name, const json::Value& v, uint64_t 
   const json::Value* offsets = v.find("data_offsets");
   CREW_CHECK(offsets && offsets->is_array() && offsets->array.size() == 2, where(),
              "missing field 'data_offsets' = [begin, end]");
-  CREW_CHECK(json::to_uint64(offsets->array[0], &e.begin) &&
-                 json::to_uint64(offsets->array[1], &e.end),
+  CREW_CHECK(json::to_uint64(offsets->array[0], &e.begin) && json::to_uint64(offsets->array[1], &e.end),
              where(), "data_offsets must be non-negative integers");
   CREW_CHECK(e.begin <= e.end, where(), "data_offsets [", e.begin, ", ", e.end, "] are reversed");
   CREW_CHECK(e.end <= data_bytes, where(), "data_offsets [", e.begin, ", ", e.end,
              "] beyond the data section of ", data_bytes, " bytes (truncated file?)");
   uint64_t elem = dtype_size(e.dtype);
-  CREW_CHECK(numel <= std::numeric_limits<uint64_t>::max() / elem, where(), "shape ",
-             shape_str(e.shape), " x ", dtype->text, " byte size overflows");
-  CREW_CHECK(numel * elem == e.end - e.begin, where(), "shape ", shape_str(e.shape), " x ",
-             dtype->text, " needs ", numel * elem, " bytes but data_offsets span ",
-             e.end - e.begin);
+  CREW_CHECK(numel <= std::numeric_limits<uint64_t>::max() / elem, where(), "shape ", shape_str(e.shape),
+             " x ", dtype->text, " byte size overflows");
+  CREW_CHECK(numel * elem == e.end - e.begin, where(), "shape ", shape_str(e.shape), " x ", dtype->text,
+             " needs ", numel * elem, " bytes but data_offsets span ", e.end - e.begin);
   return e;
 }
 
@@ -111,8 +108,8 @@ Header read_header(int fd, uint64_t file_size, const std::string& path) {
              " bytes (no 8-byte header length)");
   uint64_t header_len = 0;
   for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | len_bytes[i];
-  CREW_CHECK(header_len <= kSafetensorsMaxHeaderBytes, "load '", path, "': header length ",
-             header_len, " exceeds the limit of ", kSafetensorsMaxHeaderBytes, " bytes");
+  CREW_CHECK(header_len <= kSafetensorsMaxHeaderBytes, "load '", path, "': header length ", header_len,
+             " exceeds the limit of ", kSafetensorsMaxHeaderBytes, " bytes");
   CREW_CHECK(header_len <= file_size - 8, "load '", path, "': header length ", header_len,
              " beyond the file size of ", file_size, " bytes (truncated file?)");
   std::string text(header_len, '\0');
@@ -137,16 +134,14 @@ Header read_header(int fd, uint64_t file_size, const std::string& path) {
       h.tensors.push_back(parse_entry(name, value, data_bytes, path));
     }
   }
-  std::stable_sort(h.tensors.begin(), h.tensors.end(), [](const TensorEntry& a, const TensorEntry& b) {
-    return a.begin < b.begin;
-  });
+  std::stable_sort(h.tensors.begin(), h.tensors.end(),
+                   [](const TensorEntry& a, const TensorEntry& b) { return a.begin < b.begin; });
   const TensorEntry* prev = nullptr;
   for (const TensorEntry& e : h.tensors) {
     if (e.begin == e.end) continue;  // empty tensors occupy no bytes
     if (prev != nullptr) {
-      CREW_CHECK(e.begin >= prev->end, "load '", path, "': tensor '", e.name, "' data [", e.begin,
-                 ", ", e.end, ") overlaps tensor '", prev->name, "' [", prev->begin, ", ",
-                 prev->end, ")");
+      CREW_CHECK(e.begin >= prev->end, "load '", path, "': tensor '", e.name, "' data [", e.begin, ", ",
+                 e.end, ") overlaps tensor '", prev->name, "' [", prev->begin, ", ", prev->end, ")");
     }
     prev = &e;
   }
@@ -157,11 +152,16 @@ Header read_header(int fd, uint64_t file_size, const std::string& path) {
 
 const char* safetensors_dtype(DType dtype) {
   switch (dtype) {
-    case DType::FLOAT32: return "F32";
-    case DType::FLOAT64: return "F64";
-    case DType::INT32: return "I32";
-    case DType::INT64: return "I64";
-    case DType::UINT8: return "U8";
+    case DType::FLOAT32:
+      return "F32";
+    case DType::FLOAT64:
+      return "F64";
+    case DType::INT32:
+      return "I32";
+    case DType::INT64:
+      return "I64";
+    case DType::UINT8:
+      return "U8";
   }
   CREW_THROW(ValueError, "safetensors_dtype: unknown dtype ", static_cast<int>(dtype));
 }
@@ -172,8 +172,7 @@ DType parse_safetensors_dtype(const std::string& code) {
   if (code == "I32") return DType::INT32;
   if (code == "I64") return DType::INT64;
   if (code == "U8") return DType::UINT8;
-  CREW_THROW(ValueError, "unsupported safetensors dtype '", code,
-             "' (crew reads F32, F64, I32, I64, U8)");
+  CREW_THROW(ValueError, "unsupported safetensors dtype '", code, "' (crew reads F32, F64, I32, I64, U8)");
 }
 
 StateDict load(const std::string& path) {

@@ -43,9 +43,9 @@ TEST(Layer, NamesAndOrderArePreOrder) {
             (std::vector<std::string>{"scale", "fc.weight", "fc.bias", "bn.weight", "bn.bias"}));
   EXPECT_EQ(names_of(b.named_buffers()),
             (std::vector<std::string>{"count", "scratch", "bn._mean", "bn._variance"}));
-  EXPECT_EQ(b.state_dict().keys(), (std::vector<std::string>{"scale", "count", "fc.weight", "fc.bias",
-                                                             "bn.weight", "bn.bias", "bn._mean",
-                                                             "bn._variance"}));
+  EXPECT_EQ(b.state_dict().keys(),
+            (std::vector<std::string>{"scale", "count", "fc.weight", "fc.bias", "bn.weight", "bn.bias",
+                                      "bn._mean", "bn._variance"}));
   EXPECT_EQ(names_of(b.named_parameters("net")).front(), "net.scale");
   EXPECT_EQ(b.parameters(false).size(), 1u);
   EXPECT_EQ(b.children().size(), 2u);

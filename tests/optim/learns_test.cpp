@@ -53,7 +53,9 @@ void train_and_check(Options options, int steps) {
   EXPECT_LT(last_loss, 0.25 * first_loss) << "first " << first_loss << " last " << last_loss;
 }
 
-TEST(Learns, TwoLayerNetWithSGD) { train_and_check<optim::SGD>(optim::SGDOptions{.learning_rate = 0.2}, 150); }
+TEST(Learns, TwoLayerNetWithSGD) {
+  train_and_check<optim::SGD>(optim::SGDOptions{.learning_rate = 0.2}, 150);
+}
 TEST(Learns, TwoLayerNetWithMomentum) {
   train_and_check<optim::Momentum>(optim::MomentumOptions{.learning_rate = 0.05}, 100);
 }

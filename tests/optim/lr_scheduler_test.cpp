@@ -1,9 +1,9 @@
+#include "crew/optim/lr_scheduler.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <numbers>
-
-#include "crew/optim/lr_scheduler.h"
 
 namespace crew::optim {
 namespace {

@@ -38,7 +38,8 @@ using Factory = std::function<std::unique_ptr<Optimizer>(std::vector<Tensor>)>;
 
 // Runs 3 steps, checkpoints params + optimizer through a file, resumes a fresh optimizer on
 // fresh parameters, and checks that 3 further steps match the uninterrupted run bit for bit.
-void check_resume(const Factory& make, const std::function<void()>& on_step = [] {}) {
+void check_resume(
+    const Factory& make, const std::function<void()>& on_step = [] {}) {
   std::string dir = (fs::temp_directory_path() / "crew_opt_XXXXXX").string();
   ASSERT_NE(mkdtemp(dir.data()), nullptr);
   std::vector<Tensor> ps = make_params();
@@ -66,7 +67,8 @@ void check_resume(const Factory& make, const std::function<void()>& on_step = []
     opt->step();
     resumed->step();
     on_step();
-    for (size_t i = 0; i < ps.size(); ++i) EXPECT_TRUE(bit_equal(ps[i], qs[i])) << "param " << i << " step " << s;
+    for (size_t i = 0; i < ps.size(); ++i)
+      EXPECT_TRUE(bit_equal(ps[i], qs[i])) << "param " << i << " step " << s;
   }
   fs::remove_all(dir);
 }

@@ -149,9 +149,9 @@ TEST(AdamW, DecoupledDecayAndFilter) {
   Tensor w = param({1, 2});
   Tensor b = param({1});
   AdamW opt(NamedParameters{{"fc.weight", w}, {"fc.bias", b}},
-            {.learning_rate = 0.1,
-             .weight_decay = 0.01,
-             .apply_decay_param_fun = [](const std::string& n) { return !n.ends_with("bias"); }});
+            {.learning_rate = 0.1, .weight_decay = 0.01, .apply_decay_param_fun = [](const std::string& n) {
+               return !n.ends_with("bias");
+             }});
   set_grad(w, {0, 0});
   set_grad(b, {0});
   opt.step();  // zero gradients: only the decay acts, p *= 1 - 0.1 * 0.01

@@ -1,3 +1,5 @@
+#include "crew/tensor/safetensors.h"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -7,8 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include "crew/tensor/safetensors.h"
 
 namespace crew {
 namespace {
@@ -54,7 +54,8 @@ class SafetensorsTest : public ::testing::Test {
       ADD_FAILURE() << "load('" << p << "') did not throw";
     } catch (const E& e) {
       std::string msg = e.what();
-      for (const auto& n : needles) EXPECT_NE(msg.find(n), std::string::npos) << "missing '" << n << "' in: " << msg;
+      for (const auto& n : needles)
+        EXPECT_NE(msg.find(n), std::string::npos) << "missing '" << n << "' in: " << msg;
     } catch (const std::exception& e) {
       ADD_FAILURE() << "wrong exception type: " << e.what();
     }
@@ -193,13 +194,14 @@ TEST_F(SafetensorsTest, MalformedHeaders) {
   expect_error<ValueError>(craft("e", std::string(1000, '[') + std::string(1000, ']'), ""), {"nesting"});
   expect_error<ValueError>(craft("f", "{\"w\":\"F32\"}", ""), {"'w'", "not an object"});
   expect_error<ValueError>(craft("g", "{\"__metadata__\":{\"k\":1}}", ""), {"__metadata__", "'k'"});
-  expect_error<ValueError>(craft("h", "{\"w\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}", d8),
-                           {"'w'", "-2"});
+  expect_error<ValueError>(
+      craft("h", "{\"w\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}", d8), {"'w'", "-2"});
   expect_error<ValueError>(craft("i", "{\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0]}}", d8),
                            {"'w'", "data_offsets"});
-  expect_error<ValueError>(craft("j", "{\"w\":{\"dtype\":\"F32\",\"shape\":[2.5],\"data_offsets\":[0,8]}}", d8),
-                           {"'w'", "2.5"});
-  expect_error<ValueError>(craft("k", "{\"w\":{\"shape\":[2],\"data_offsets\":[0,8]}}", d8), {"'w'", "dtype"});
+  expect_error<ValueError>(
+      craft("j", "{\"w\":{\"dtype\":\"F32\",\"shape\":[2.5],\"data_offsets\":[0,8]}}", d8), {"'w'", "2.5"});
+  expect_error<ValueError>(craft("k", "{\"w\":{\"shape\":[2],\"data_offsets\":[0,8]}}", d8),
+                           {"'w'", "dtype"});
   expect_error<ValueError>(craft("l", "{\"s\":\"\\ud800\"}", ""), {"surrogate"});
 }
 
@@ -225,12 +227,11 @@ TEST_F(SafetensorsTest, BadDtypesOffsetsAndSizes) {
       craft("overflow2",
             "{\"w\":{\"dtype\":\"F64\",\"shape\":[4294967296,1073741824],\"data_offsets\":[0,0]}}", d16),
       {"'w'", "byte size overflows"});
-  expect_error<ValueError>(
-      craft("overlap",
-            "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
-            "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}",
-            d16),
-      {"overlaps", "'a'", "'b'"});
+  expect_error<ValueError>(craft("overlap",
+                                 "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+                                 "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}",
+                                 d16),
+                           {"overlaps", "'a'", "'b'"});
 }
 
 // Every prefix of a valid file and every single-byte corruption of its header either loads

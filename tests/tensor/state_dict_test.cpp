@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "crew/tensor/state_dict.h"
+
+#include <gtest/gtest.h>
 
 namespace crew {
 namespace {

@@ -30,10 +30,10 @@ MyNet::MyNet(int64_t num_classes, int64_t in_channels, int64_t image_size)
 
 Tensor MyNet::forward(const Tensor& x) {
   namespace F = functional;
-  CREW_CHECK(x.dim() == 4 && x.size(1) == in_channels_ && x.size(2) == image_size_ &&
-                 x.size(3) == image_size_,
-             full_name(), ": expected input [N, ", in_channels_, ", ", image_size_, ", ", image_size_,
-             "], got ", shape_str(x.shape()));
+  CREW_CHECK(
+      x.dim() == 4 && x.size(1) == in_channels_ && x.size(2) == image_size_ && x.size(3) == image_size_,
+      full_name(), ": expected input [N, ", in_channels_, ", ", image_size_, ", ", image_size_, "], got ",
+      shape_str(x.shape()));
   Tensor h = (*pool1_)(F::relu((*conv1_)(x)));
   h = (*pool2_)(F::relu((*conv2_)(h)));
   h = (*flatten_)(F::relu((*conv3_)(h)));
