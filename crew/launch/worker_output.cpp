@@ -49,13 +49,20 @@ void WorkerOutput::echo(const char* data, size_t size) {
     write_all(options_.console_fd, data, size);
     return;
   }
-  // Whole lines with their prefix, in one write each, so ranks do not interleave mid-line.
+  // Whole lines with their prefix, in one write each, so ranks do not interleave mid-line;
+  // a partial line waits for its end (or for finish()).
+  pending_.append(data, size);
+  size_t end = pending_.rfind('\n');
+  if (end == std::string::npos) return;
   std::string out;
-  for (size_t i = 0; i < size; ++i) {
-    if (at_line_start_) out += options_.prefix;
-    out += data[i];
-    at_line_start_ = data[i] == '\n';
+  size_t start = 0;
+  while (start <= end) {
+    size_t nl = pending_.find('\n', start);
+    out += options_.prefix;
+    out.append(pending_, start, nl - start + 1);
+    start = nl + 1;
   }
+  pending_.erase(0, end + 1);
   write_all(options_.console_fd, out.data(), out.size());
 }
 
@@ -84,9 +91,10 @@ void WorkerOutput::finish(int max_ms) {
     pollfd p{read_fd_, POLLIN, 0};
     ::poll(&p, 1, static_cast<int>(std::max<long long>(1, deadline.remaining().count())));
   }
-  if (options_.echo && !options_.prefix.empty() && !at_line_start_) {
-    write_all(options_.console_fd, "\n", 1);
-    at_line_start_ = true;
+  if (options_.echo && !pending_.empty()) {
+    std::string out = options_.prefix + pending_ + "\n";
+    pending_.clear();
+    write_all(options_.console_fd, out.data(), out.size());
   }
 }
 

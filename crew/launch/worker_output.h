@@ -48,7 +48,7 @@ class WorkerOutput {
   int write_fd_ = -1;
   long long start_offset_ = 0;  // the log's size before this run (append mode)
   bool eof_ = false;
-  bool at_line_start_ = true;
+  std::string pending_;  // a console line without its newline yet (prefixed mode)
 };
 
 }  // namespace crew::launch

@@ -1,0 +1,111 @@
+// `crew launch` end to end with /bin/sh workers: environment, logs, console, exit codes.
+#include <gtest/gtest.h>
+
+#include "tests/launch/launch_test_util.h"
+
+namespace crew::launch::testing {
+namespace {
+
+const char* kPrintEnv =
+    "echo \"rank=$CREW_RANK world=$CREW_WORLD_SIZE local=$CREW_LOCAL_RANK/$CREW_LOCAL_WORLD_SIZE "
+    "dev=$CREW_DEVICE_ID paddle=$PADDLE_TRAINER_ID/$PADDLE_TRAINERS_NUM/$PADDLE_LOCAL_RANK "
+    "hosted=$CREW_STORE_HOSTED restart=$CREW_RESTART_COUNT sel=$FLAGS_selected_cpus backend=$PADDLE_DISTRI_BACKEND\"; "
+    "echo \"master=$CREW_MASTER paddle_master=$PADDLE_MASTER\"; echo to-stderr-$CREW_RANK >&2";
+
+TEST(LaunchRun, FourWorkersGetTheirEnvironmentAndLogs) {
+  TempDir dir;
+  const std::string log = dir.file("log");
+  CrewRun r = run_crew(dir, {"launch", "--devices=0,1,2,3", "--log_dir", log, "--job_id", "envtest", "/bin/sh", "-c",
+                             kPrintEnv});
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.stderr_text.find("-----------  Configuration  ----------------------"), std::string::npos);
+  EXPECT_NE(r.stderr_text.find("devices: 0,1,2,3"), std::string::npos);
+  EXPECT_NE(r.stderr_text.find("Job: envtest"), std::string::npos);
+  EXPECT_NE(r.stderr_text.find("replicas 4, status ready"), std::string::npos);
+  EXPECT_NE(r.stderr_text.find("Pod completed"), std::string::npos);
+  EXPECT_NE(r.stderr_text.find("Exit code 0"), std::string::npos);
+  // The console shows local rank 0 only, stdout and stderr alike.
+  EXPECT_NE(r.stdout_text.find("rank=0 world=4"), std::string::npos) << r.stdout_text;
+  EXPECT_NE(r.stdout_text.find("to-stderr-0"), std::string::npos);
+  EXPECT_EQ(r.stdout_text.find("rank=1"), std::string::npos);
+  std::string master;
+  for (int i = 0; i < 4; ++i) {
+    const std::string w = read_file(log + "/workerlog." + std::to_string(i));
+    const std::string n = std::to_string(i);
+    EXPECT_NE(w.find("rank=" + n + " world=4 local=" + n + "/4 dev=" + n + " paddle=" + n + "/4/" + n +
+                     " hosted=1 restart=0 sel=" + n + " backend=gloo"),
+              std::string::npos)
+        << w;
+    EXPECT_NE(w.find("to-stderr-" + n), std::string::npos);
+    size_t m = w.find("master=");
+    ASSERT_NE(m, std::string::npos);
+    std::string line = w.substr(m, w.find('\n', m) - m);
+    if (master.empty()) master = line;
+    EXPECT_EQ(line, master) << "every worker must see the same store address";
+    const std::string env = read_file(log + "/envlog." + n);
+    EXPECT_NE(env.find("CREW_RANK=" + n + "\n"), std::string::npos);
+    EXPECT_NE(env.find("PADDLE_TRAINER_ENDPOINTS="), std::string::npos);
+    EXPECT_LT(env.find("CREW_JOB_ID="), env.find("CREW_RANK=")) << "envlog is sorted";
+  }
+  EXPECT_NE(master.find("master=127.0.0.1:"), std::string::npos) << master;
+  EXPECT_EQ(master.find(":0 "), std::string::npos) << "the store port must be the bound one";
+}
+
+TEST(LaunchRun, OneWorkerAndItsExitCodeZero) {
+  TempDir dir;
+  CrewRun r = run_crew(dir, {"launch", "--nproc_per_node", "1", "--log_dir", dir.file("log"), "/bin/sh", "-c",
+                             "echo only-$CREW_RANK-of-$CREW_WORLD_SIZE"});
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.stdout_text.find("only-0-of-1"), std::string::npos);
+}
+
+TEST(LaunchRun, LogRanksAllPrefixesEveryRank) {
+  TempDir dir;
+  CrewRun r = run_crew(dir, {"launch", "--devices=0,1,2", "--log_ranks", "all", "--log_dir", dir.file("log"),
+                             "/bin/sh", "-c", "echo hello $CREW_RANK; printf 'no newline'"});
+  ASSERT_EQ(r.code, 0) << r.output;
+  for (int i = 0; i < 3; ++i) {
+    const std::string n = std::to_string(i);
+    EXPECT_NE(r.stdout_text.find("[rank " + n + "] hello " + n + "\n"), std::string::npos) << r.stdout_text;
+    EXPECT_NE(r.stdout_text.find("[rank " + n + "] no newline\n"), std::string::npos) << r.stdout_text;
+  }
+}
+
+TEST(LaunchRun, ProgramArgumentsPassThroughUntouched) {
+  TempDir dir;
+  CrewRun r = run_crew(dir, {"launch", "--nproc_per_node", "1", "--log_dir", dir.file("log"), "/bin/echo",
+                             "--devices=9", "--log_dir", "x", "-c"});
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.stdout_text.find("--devices=9 --log_dir x -c"), std::string::npos) << r.stdout_text;
+}
+
+TEST(LaunchRun, WorkerLogsAppendAcrossRunsAndTheTailShowsOnlyThisRun) {
+  TempDir dir;
+  const std::string log = dir.file("log");
+  ASSERT_EQ(run_crew(dir, {"launch", "--nproc_per_node", "1", "--log_dir", log, "/bin/sh", "-c", "echo first"}).code,
+            0);
+  CrewRun r = run_crew(dir, {"launch", "--nproc_per_node", "1", "--log_dir", log, "/bin/sh", "-c",
+                             "echo second; exit 4"});
+  EXPECT_EQ(r.code, 4);
+  EXPECT_NE(read_file(log + "/workerlog.0").find("first\nsecond\n"), std::string::npos);
+  EXPECT_EQ(r.stderr_text.find("first"), std::string::npos) << "the error tail must not replay an old run";
+  EXPECT_NE(r.stderr_text.find("second"), std::string::npos);
+}
+
+TEST(LaunchRun, EnvironmentFormsOfTheOptions) {
+  TempDir dir;
+  CrewRun r = run_crew(dir, {"launch", "--log_dir", dir.file("log"), "/bin/sh", "-c", "echo w$CREW_WORLD_SIZE"},
+                       {"PADDLE_NPROC_PER_NODE=2", "CREW_LAUNCH_JOB_ID=fromenv"});
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.stdout_text.find("w2"), std::string::npos);
+  EXPECT_NE(r.stderr_text.find("job_id: fromenv"), std::string::npos);
+  // The command line wins over the environment.
+  CrewRun c = run_crew(dir, {"launch", "--nproc_per_node", "1", "--log_dir", dir.file("log"), "/bin/sh", "-c",
+                             "echo w$CREW_WORLD_SIZE"},
+                       {"PADDLE_NPROC_PER_NODE=3"});
+  ASSERT_EQ(c.code, 0) << c.output;
+  EXPECT_NE(c.stdout_text.find("w1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace crew::launch::testing
