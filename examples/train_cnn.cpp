@@ -201,8 +201,7 @@ int run(const TrainOptions& o) {
       opt.clear_grad();
       const float loss_value = static_cast<float>(loss.item());
       if (batch_id % o.log_every == 0) {
-        std::cout << "epoch: " << epoch << ", batch_id: " << batch_id << ", loss is: [" << short_float(loss_value)
-                  << "]" << std::endl;
+        bar.write(crew::str_cat("epoch: ", epoch, ", batch_id: ", batch_id, ", loss is: [", short_float(loss_value), "]"));
       }
       metrics.line(crew::str_cat("{\"type\": \"step\", \"epoch\": ", epoch, ", \"step\": ", global_step,
                                  ", \"loss\": ", short_float(loss_value), ", \"lr\": ", opt.get_lr(), "}"));

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <string>
 
 #include "crew/core/parallel_env.h"
 
@@ -158,6 +159,21 @@ void ProgressBar::update(int64_t n) {
 void ProgressBar::set_postfix(const std::string& postfix) {
   std::lock_guard<std::mutex> lock(mu_);
   postfix_ = postfix;
+}
+
+void ProgressBar::write(const std::string& line) { write(line, std::cout); }
+
+void ProgressBar::write(const std::string& line, std::ostream& os) {
+  const double t = now();
+  std::lock_guard<std::mutex> lock(mu_);
+  const bool redraw = enabled_ && tty_ && !closed_;
+  if (redraw) {
+    *out_ << '\r' << std::string(last_len_, ' ') << '\r';
+    out_->flush();
+  }
+  os << line << '\n';
+  os.flush();
+  if (redraw) draw_locked(t, false);
 }
 
 void ProgressBar::close() {

@@ -45,6 +45,10 @@ class ProgressBar {
   void update(int64_t n = 1);
   // Text after the rate ("loss=0.123"); shown from the next draw on.
   void set_postfix(const std::string& postfix);
+  // Prints a line of text to `os` (default std::cout) without garbling the bar: on a
+  // terminal the bar is cleared first and redrawn after (tqdm.write).
+  void write(const std::string& line);
+  void write(const std::string& line, std::ostream& os);
   // Final draw and newline; later updates are ignored. Idempotent.
   void close();
 

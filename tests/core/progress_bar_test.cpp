@@ -112,6 +112,21 @@ TEST(ProgressBar, TerminalRedrawsInPlaceRateLimited) {
   EXPECT_NE(s.find("\rtrain: 100%|██████████| 4/4 [00:02<00:00, 2.00it/s, loss=1.5]"), std::string::npos) << s;
 }
 
+TEST(ProgressBar, WriteClearsAndRedrawsOnATerminal) {
+  std::ostringstream os;
+  FakeClock clock;
+  ProgressBar bar(4, opts(os, clock, true, "t"));
+  bar.write("hello", os);
+  const std::string s = os.str();
+  const std::string first = "\rt:   0%|          | 0/4 [00:00<?, ?it/s]";
+  EXPECT_EQ(s, first + "\r" + std::string(first.size() - 1, ' ') + "\rhello\n" + first) << s;
+  std::ostringstream plain, text;
+  ProgressBar pb(4, opts(plain, clock, false));
+  pb.write("line", text);
+  EXPECT_EQ(text.str(), "line\n");
+  EXPECT_EQ(plain.str(), "");
+}
+
 TEST(ProgressBar, DisabledDrawsNothingButCounts) {
   std::ostringstream os;
   FakeClock clock;
