@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "crew/core/check.h"
+#include "crew/tensor/safetensors_checksum.h"
 #include "crew/tensor/safetensors_file.h"
 #include "crew/tensor/safetensors_json.h"
 
@@ -179,13 +180,23 @@ StateDict load(const std::string& path) {
   uint64_t file_size = 0;
   detail::UniqueFd fd = open_for_read(path, &file_size);
   Header h = read_header(fd.get(), file_size, path);
+  detail::Crc32c crc;
+  detail::digest_metadata(crc, h.metadata);
   StateDict out;
   for (const TensorEntry& e : h.tensors) {
     Tensor t = Tensor::empty(e.shape, e.dtype);
     size_t n = static_cast<size_t>(e.end - e.begin);
     size_t got = detail::pread_full(fd.get(), t.raw_data(), n, h.data_start + e.begin, path);
     CREW_CHECK(got == n, "load '", path, "', tensor '", e.name, "': file shrank while reading");
+    detail::digest_tensor(crc, e.name, safetensors_dtype(e.dtype), e.shape);
+    crc.update(t.raw_data(), n);
     out.insert(e.name, t);
+  }
+  auto stored = h.metadata.find(detail::kChecksumKey);
+  if (stored != h.metadata.end()) {
+    std::string actual = detail::format_checksum(crc.value());
+    CREW_CHECK(stored->second == actual, "load '", path, "': checksum mismatch (the file records ",
+               stored->second, ", its content gives ", actual, "): the file is corrupt");
   }
   return out;
 }

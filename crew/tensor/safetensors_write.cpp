@@ -8,6 +8,7 @@
 
 #include "crew/core/check.h"
 #include "crew/tensor/safetensors.h"
+#include "crew/tensor/safetensors_checksum.h"
 #include "crew/tensor/safetensors_file.h"
 #include "crew/tensor/safetensors_json.h"
 
@@ -50,6 +51,16 @@ std::string build_header(const StateDict& sd, const std::map<std::string, std::s
   return h;
 }
 
+uint32_t checksum(const StateDict& sd, const std::map<std::string, std::string>& metadata) {
+  detail::Crc32c crc;
+  detail::digest_metadata(crc, metadata);
+  for (const auto& [name, t] : sd) {
+    detail::digest_tensor(crc, name, safetensors_dtype(t.dtype()), t.shape());
+    crc.update(t.raw_data(), t.nbytes());
+  }
+  return crc.value();
+}
+
 std::string directory_of(const std::string& path) {
   size_t slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";
@@ -76,7 +87,11 @@ struct TempFileGuard {
 void save(const StateDict& state_dict, const std::string& path,
           const std::map<std::string, std::string>& metadata) {
   CREW_CHECK(!path.empty(), "save: empty path");
-  std::string header = build_header(state_dict, metadata, path);
+  CREW_CHECK(metadata.count(detail::kChecksumKey) == 0, "save '", path, "': metadata key '",
+             detail::kChecksumKey, "' is reserved for crew's checksum");
+  std::map<std::string, std::string> full_metadata = metadata;
+  full_metadata[detail::kChecksumKey] = detail::format_checksum(checksum(state_dict, metadata));
+  std::string header = build_header(state_dict, full_metadata, path);
   std::string tmp = temp_path_for(path);
 
   detail::UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "crew/tensor/safetensors_checksum.h"
+
 namespace crew {
 namespace {
 
@@ -86,7 +88,8 @@ TEST_F(SafetensorsTest, RoundTripsEveryDtype) {
     EXPECT_EQ(std::memcmp(u.raw_data(), t.raw_data(), t.nbytes()), 0) << name;
   }
   auto md = load_metadata(p);
-  EXPECT_EQ(md.size(), 2u);
+  EXPECT_EQ(md.size(), 3u);
+  EXPECT_EQ(md.at("crew.checksum").rfind("crc32c:", 0), 0u);
   EXPECT_EQ(md.at("epoch"), "3");
   EXPECT_EQ(md.at("note"), "quote \" and \\ and \n");
 }
@@ -103,11 +106,14 @@ TEST_F(SafetensorsTest, WritesTheReferenceLayout) {
   for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[i]);
   EXPECT_EQ((8 + n) % 8, 0u) << "data section must be 8-byte aligned";
   std::string header = bytes.substr(8, n);
+  std::string meta = "{\"__metadata__\":{\"crew.checksum\":\"crc32c:";
+  ASSERT_EQ(header.substr(0, meta.size()), meta) << header;
   std::string want =
-      "{\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+      "\"},\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
       "\"a\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[4,20]}}";
-  EXPECT_EQ(header.substr(0, want.size()), want);
-  EXPECT_EQ(header.find_first_not_of(' ', want.size()), std::string::npos);
+  size_t at = meta.size() + 8;  // 8 hex digits
+  EXPECT_EQ(header.substr(at, want.size()), want) << header;
+  EXPECT_EQ(header.find_first_not_of(' ', at + want.size()), std::string::npos);
   ASSERT_EQ(bytes.size(), 8 + n + 20);
   float one = 0;
   std::memcpy(&one, bytes.data() + 8 + n, 4);
@@ -265,6 +271,47 @@ TEST_F(SafetensorsTest, CorruptionNeverCrashes) {
       attempt(bad);
     }
   }
+  // Every change to the data section is caught by the checksum.
+  errors = 0;
+  int changed = 0;
+  for (size_t i = 8 + n; i < good.size(); ++i) {
+    std::string bad = good;
+    bad[i] = static_cast<char>(bad[i] ^ (1 << (i % 8)));
+    ++changed;
+    attempt(bad);
+  }
+  EXPECT_EQ(errors, changed);
+}
+
+TEST_F(SafetensorsTest, ChecksumCatchesSilentCorruption) {
+  detail::Crc32c crc;
+  crc.update("123456789");
+  EXPECT_EQ(crc.value(), 0xE3069283u);  // the CRC-32C check value
+  EXPECT_EQ(detail::format_checksum(0xE3069283u), "crc32c:e3069283");
+
+  StateDict sd;
+  sd.insert("weight", Tensor::from_vector<float>({1, 2, 3, 4}));
+  std::string p = path("c.safetensors");
+  save(sd, p, {{"epoch", "3"}});
+  std::string good = read_bytes(p);
+  auto rewrite = [&](const std::string& from, const std::string& to) {
+    std::string bad = good;
+    size_t at = bad.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    bad.replace(at, from.size(), to);
+    write_bytes(p, bad);
+  };
+  rewrite("\"3\"", "\"4\"");  // metadata value, same length: still valid JSON
+  expect_error<ValueError>(p, {p, "checksum mismatch"});
+  rewrite("\"weight\"", "\"weighs\"");  // tensor name
+  expect_error<ValueError>(p, {p, "checksum mismatch"});
+  std::string bad = good;
+  bad[bad.size() - 1] ^= 0x01;  // last data byte
+  write_bytes(p, bad);
+  expect_error<ValueError>(p, {"checksum mismatch"});
+  write_bytes(p, good);
+  EXPECT_EQ(load(p).at("weight").to_vector<float>(), (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_THROW(save(sd, p, {{"crew.checksum", "x"}}), ValueError);
 }
 
 }  // namespace
