@@ -179,3 +179,22 @@ TEST(FileBytes, GunzipConcatenatedMembers) {
 
 }  // namespace
 }  // namespace crew::io
+
+namespace crew::io {
+namespace {
+
+// The Debian package's files (apt-get install dataset-fashion-mnist), when installed.
+TEST(FashionMnistInstalled, SplitsHaveTheOfficialSizesAndBalancedClasses) {
+  if (!file_exists(std::string(FashionMNIST::kDefaultDir) + "/t10k-images-idx3-ubyte.gz")) {
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  }
+  FashionMNIST test({.mode = "test", .data_dir = FashionMNIST::kDefaultDir});
+  ASSERT_EQ(test.size(), 10000);
+  EXPECT_EQ(test.height(), 28);
+  std::vector<int> per_class(10, 0);
+  for (int64_t i = 0; i < test.size(); ++i) ++per_class[static_cast<size_t>(test.get(i)[1].item())];
+  for (int c : per_class) EXPECT_EQ(c, 1000);
+}
+
+}  // namespace
+}  // namespace crew::io
