@@ -8,6 +8,11 @@
 // Output: the seed's "epoch: 0, batch_id: 0, loss is: [2.4006782]" every 1000 batches, a
 // progress bar per epoch (stderr), "epoch 0: test accuracy 0.8712 (10000 images), 2650
 // images/s" after each epoch and "done: ..." at the end.
+//
+// --save DIR writes DIR/model.safetensors and DIR/optimizer.safetensors (metadata:
+// epochs_done, global_step) after every epoch, including one cut short by --max-steps.
+// --resume DIR continues at epoch epochs_done; an epoch that was cut short is run again
+// from its start (its shuffle depends only on the epoch number, as Paddle's sampler).
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <cstdio>
