@@ -34,19 +34,22 @@ void expect_close(const std::vector<double>& want, const Tensor& got, const char
 
 class PoolKernelTest : public ::testing::TestWithParam<PoolCase> {};
 
-TEST_P(PoolKernelTest, MaxAndAverageMatchReference) {
+TEST_P(PoolKernelTest, MaxAndAverageMatchReferenceBothImplementations) {
   const PoolCase c = GetParam();
   Tensor x = distinct_input(c.x, 5);
-  for (ops::PoolKind kind : {ops::PoolKind::MAX, ops::PoolKind::AVG}) {
-    ops::PoolForwardResult r = ops::pool2d_forward(kind, x, c.p, true);
-    ASSERT_EQ(r.y.shape(), ops::pool2d_output_shape(c.x, c.p));
-    expect_close(reference::pool2d(kind, x, c.p), r.y, "forward");
-    Generator gen(9);
-    Tensor gy = uniform(r.y.shape(), -1, 1, DType::FLOAT32, &gen);
-    expect_close(reference::pool2d_backward(kind, x, gy, c.p), ops::pool2d_backward(kind, gy, c.x, r.workspace, c.p),
-                 "backward");
-    // Inference mode computes the same values without a workspace.
-    expect_close(reference::pool2d(kind, x, c.p), ops::pool2d_forward(kind, x, c.p, false).y, "inference");
+  for (ops::PoolImpl impl : {ops::PoolImpl::DIRECT, ops::PoolImpl::ONEDNN}) {
+    for (ops::PoolKind kind : {ops::PoolKind::MAX, ops::PoolKind::AVG}) {
+      SCOPED_TRACE(::testing::Message() << "impl " << static_cast<int>(impl) << " kind " << static_cast<int>(kind));
+      ops::PoolForwardResult r = ops::pool2d_forward(kind, x, c.p, true, impl);
+      ASSERT_EQ(r.y.shape(), ops::pool2d_output_shape(c.x, c.p));
+      expect_close(reference::pool2d(kind, x, c.p), r.y, "forward");
+      Generator gen(9);
+      Tensor gy = uniform(r.y.shape(), -1, 1, DType::FLOAT32, &gen);
+      expect_close(reference::pool2d_backward(kind, x, gy, c.p),
+                   ops::pool2d_backward(kind, gy, c.x, r.workspace, c.p, impl), "backward");
+      // Inference mode computes the same values.
+      expect_close(reference::pool2d(kind, x, c.p), ops::pool2d_forward(kind, x, c.p, false, impl).y, "inference");
+    }
   }
 }
 

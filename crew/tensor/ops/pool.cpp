@@ -1,7 +1,9 @@
 #include "crew/tensor/ops/pool.h"
 
 #include "crew/core/check.h"
+#include "crew/core/env.h"
 #include "crew/tensor/ops/dnnl_context.h"
+#include "crew/tensor/ops/pool_direct.h"
 
 namespace crew::ops {
 namespace {
@@ -70,6 +72,15 @@ std::shared_ptr<ForwardEntry> forward_entry(PoolKind kind, const PoolGeometry& g
 
 }  // namespace
 
+PoolImpl default_pool_impl() {
+  static const PoolImpl impl = [] {
+    const std::string name = env::get_string("CREW_POOL_IMPL", "direct");
+    CREW_CHECK(name == "direct" || name == "onednn", "CREW_POOL_IMPL must be direct or onednn, got ", name);
+    return name == "onednn" ? PoolImpl::ONEDNN : PoolImpl::DIRECT;
+  }();
+  return impl;
+}
+
 Shape pool2d_output_shape(const Shape& x, const Pool2dParams& p) {
   CREW_CHECK(x.size() == 4, "pool2d: input must be 4-d NCHW, got shape ", shape_str(x));
   Shape y{x[0], x[1], 0, 0};
@@ -86,11 +97,18 @@ Shape pool2d_output_shape(const Shape& x, const Pool2dParams& p) {
   return y;
 }
 
-PoolForwardResult pool2d_forward(PoolKind kind, const Tensor& x, const Pool2dParams& p, bool with_workspace) {
+PoolForwardResult pool2d_forward(PoolKind kind, const Tensor& x, const Pool2dParams& p, bool with_workspace,
+                                 PoolImpl impl) {
   CREW_CHECK(x.dtype() == DType::FLOAT32, "pool2d: input must be float32, got ", dtype_name(x.dtype()));
-  const PoolGeometry g = geometry(kind, x.shape(), p);
   PoolForwardResult r;
   r.y = Tensor::empty(pool2d_output_shape(x.shape(), p));
+  if (impl == PoolImpl::DIRECT) {
+    // The argmax is needed to pick the max at all, so it is kept whether or not asked for.
+    if (kind == PoolKind::MAX) r.workspace = Tensor::empty(r.y.shape(), DType::INT32);
+    detail::pool2d_direct_forward(kind, x, p, r.y, r.workspace);
+    return r;
+  }
+  const PoolGeometry g = geometry(kind, x.shape(), p);
   try {
     auto e = forward_entry(kind, g, with_workspace);
     dnnl::memory dst = detail::bridge_output_buffer(e->dst, r.y);
@@ -109,11 +127,21 @@ PoolForwardResult pool2d_forward(PoolKind kind, const Tensor& x, const Pool2dPar
 }
 
 Tensor pool2d_backward(PoolKind kind, const Tensor& grad_y, const Shape& x_shape, const Tensor& workspace,
-                       const Pool2dParams& p) {
-  const PoolGeometry g = geometry(kind, x_shape, p);
+                       const Pool2dParams& p, PoolImpl impl) {
   CREW_CHECK(grad_y.dtype() == DType::FLOAT32 && grad_y.shape() == pool2d_output_shape(x_shape, p),
              "pool2d backward: grad_output ", shape_str(grad_y.shape()), " does not match the output");
-  Tensor grad_x = Tensor::empty(x_shape);
+  if (kind == PoolKind::MAX) {
+    CREW_CHECK(workspace.defined(), "pool2d backward: max pooling needs the forward workspace");
+    impl = workspace.dtype() == DType::INT32 ? PoolImpl::DIRECT : PoolImpl::ONEDNN;
+  }
+  Tensor grad_x = Tensor::empty(x_shape);  // zero-filled
+  if (impl == PoolImpl::DIRECT) {
+    CREW_CHECK(kind == PoolKind::AVG || workspace.shape() == grad_y.shape(),
+               "pool2d backward: workspace ", shape_str(workspace.shape()), " does not match the output");
+    detail::pool2d_direct_backward(kind, grad_y, workspace, p, grad_x);
+    return grad_x;
+  }
+  const PoolGeometry g = geometry(kind, x_shape, p);
   try {
     static detail::PrimitiveCache<BackwardEntry> cache;
     auto fwd = forward_entry(kind, g, true);
