@@ -163,12 +163,12 @@ void Layer::apply(const std::function<void(Layer&)>& fn) {
 
 void Layer::train() {
   training_ = true;
-  for (auto& [name, layer] : named_sublayers()) layer->training_ = true;
+  for (auto& [name, layer] : sublayers_) layer->train();
 }
 
 void Layer::eval() {
   training_ = false;
-  for (auto& [name, layer] : named_sublayers()) layer->training_ = false;
+  for (auto& [name, layer] : sublayers_) layer->eval();
 }
 
 void Layer::collect_state(const std::string& prefix, StateDict& out) const {

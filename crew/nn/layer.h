@@ -57,9 +57,11 @@ class Layer {
   }
 
   // All parameters, each once (a tensor shared by two layers appears at its first place).
-  std::vector<Tensor> parameters(bool include_sublayers = true) const;
-  std::vector<std::pair<std::string, Tensor>> named_parameters(const std::string& prefix = "",
-                                                               bool include_sublayers = true) const;
+  // Virtual (like state_dict, set_state_dict, train, eval) so that wrappers such as
+  // DataParallel can present their wrapped layer's.
+  virtual std::vector<Tensor> parameters(bool include_sublayers = true) const;
+  virtual std::vector<std::pair<std::string, Tensor>> named_parameters(const std::string& prefix = "",
+                                                                       bool include_sublayers = true) const;
   std::vector<std::pair<std::string, Tensor>> named_buffers(const std::string& prefix = "",
                                                             bool include_sublayers = true) const;
   std::vector<Tensor> buffers(bool include_sublayers = true) const;
@@ -75,17 +77,17 @@ class Layer {
   std::shared_ptr<Layer> sublayer(const std::string& name) const;
 
   // Mode, recursively (Dropout and BatchNorm2D behave differently in eval).
-  void train();
-  void eval();
+  virtual void train();
+  virtual void eval();
   bool training() const { return training_; }
 
   // Parameters and persistable buffers under dotted names; the tensors are shared, not copied.
-  StateDict state_dict() const;
+  virtual StateDict state_dict() const;
   // Copies values into the existing tensors (so optimizers keep their references). Checks
   // everything before copying anything: a shape mismatch is always a ValueError naming the
   // key and both shapes; with strict, so are missing and unexpected keys. Other dtypes are
   // converted.
-  void set_state_dict(const StateDict& state_dict, bool strict = true);
+  virtual void set_state_dict(const StateDict& state_dict, bool strict = true);
   // Clears the gradient of every parameter (to zeros when set_to_zero, as Paddle's default).
   void clear_gradients(bool set_to_zero = true);
   // Calls fn on every layer of the tree, this one last (Paddle's Layer.apply).

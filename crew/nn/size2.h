@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "crew/core/check.h"
 #include "crew/nn/functional.h"
 
 namespace crew::nn {
@@ -15,7 +16,7 @@ struct Size2 {
   Size2(int64_t both) : h(both), w(both) {}  // NOLINT(google-explicit-constructor)
   Size2(int64_t height, int64_t width) : h(height), w(width) {}
   functional::Pair pair() const { return {h, w}; }
-  std::string str() const { return "(" + std::to_string(h) + ", " + std::to_string(w) + ")"; }
+  std::string str() const { return str_cat("(", h, ", ", w, ")"); }
   bool operator==(const Size2&) const = default;
 };
 

@@ -155,6 +155,51 @@ TEST(Layer, SetStateDictErrorsNameKeyAndShapes) {
   EXPECT_THROW(b.set_state_dict(mismatch, false), ValueError);
 }
 
+// A wrapper that presents its inner layer's parameters and state without a prefix (the way
+// DataParallel does), used through a Layer&.
+class Wrapper : public Layer {
+ public:
+  explicit Wrapper(std::shared_ptr<Layer> inner) : Layer("wrapper"), inner_(std::move(inner)) {}
+  Tensor forward(const Tensor& x) override { return inner_->forward(x); }
+  std::vector<std::pair<std::string, Tensor>> named_parameters(const std::string& prefix,
+                                                               bool include_sublayers) const override {
+    return inner_->named_parameters(prefix, include_sublayers);
+  }
+  std::vector<Tensor> parameters(bool include_sublayers) const override {
+    return inner_->parameters(include_sublayers);
+  }
+  StateDict state_dict() const override { return inner_->state_dict(); }
+  void set_state_dict(const StateDict& sd, bool strict) override { inner_->set_state_dict(sd, strict); }
+  void train() override {
+    Layer::train();
+    inner_->train();
+  }
+  void eval() override {
+    Layer::eval();
+    inner_->eval();
+  }
+
+ private:
+  std::shared_ptr<Layer> inner_;
+};
+
+TEST(Layer, WrappersOverrideThroughTheBase) {
+  auto inner = std::make_shared<Linear>(2, 2);
+  Wrapper w(inner);
+  Layer& base = w;
+  EXPECT_EQ(base.state_dict().keys(), (std::vector<std::string>{"weight", "bias"}));
+  EXPECT_EQ(base.parameters().size(), 2u);
+  base.eval();
+  EXPECT_FALSE(inner->training());
+  StateDict sd = inner->state_dict();
+  sd.set("bias", Tensor::full({2}, 3.0));
+  base.set_state_dict(sd);
+  EXPECT_EQ(inner->bias().to_vector<float>(), (std::vector<float>{3, 3}));
+  inner->weight().set_grad(Tensor::ones({2, 2}));
+  base.clear_gradients();
+  EXPECT_EQ(inner->weight().grad().to_vector<float>(), std::vector<float>(4, 0.0f));
+}
+
 TEST(Layer, ClearGradients) {
   Linear fc(2, 3);
   fc.weight().set_grad(Tensor::ones({2, 3}));
