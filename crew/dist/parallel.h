@@ -42,7 +42,7 @@ struct InitOptions {
   std::optional<std::chrono::milliseconds> timeout;
   // Connecting to the store and waiting for every rank to arrive (CREW_STORE_TIMEOUT).
   std::optional<std::chrono::milliseconds> store_timeout;
-  // At teardown, how long the rank hosting the store waits for the others to leave it.
+  // At exit, how long the rank hosting the store waits for the others to leave it.
   std::chrono::milliseconds exit_timeout = kDefaultExitTimeout;
 };
 
@@ -93,7 +93,8 @@ std::shared_ptr<Group> new_group(const std::vector<int>& ranks = {}, const std::
 std::shared_ptr<Group> get_group(int id = 0);
 // The default group; StateError with kNotInitializedMessage before init.
 std::shared_ptr<Group> default_group();
-// Destroys `group`, or every group and the store when null (is_initialized() turns false).
+// Destroys `group`, or every group when null (is_initialized() turns false). The store
+// connection stays for a later init_parallel_env and is closed at exit.
 void destroy_process_group(const Group* group = nullptr);
 // The job's store (for the DataParallel / launcher layers); StateError before init.
 std::shared_ptr<Store> global_store();
