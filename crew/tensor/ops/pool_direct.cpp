@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "crew/tensor/ops/threading.h"
+
 namespace crew::ops::detail {
 namespace {
 
@@ -87,20 +89,20 @@ void pool2d_direct_forward(PoolKind kind, const Tensor& x, const Pool2dParams& p
   const int64_t planes = x.size(0) * x.size(1);
   const float* xp = x.data<float>();
   float* yp = y.data<float>();
-  for (int64_t i = 0; i < planes; ++i) {
-    const float* src = xp + i * d.h * d.w;
-    float* dst = yp + i * d.oh * d.ow;
-    if (kind == PoolKind::AVG) {
-      avg_general(src, dst, d, p);
-      continue;
+  int32_t* args = kind == PoolKind::MAX ? argmax.data<int32_t>() : nullptr;
+  crew::detail::parallel_for(planes, 16, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float* src = xp + i * d.h * d.w;
+      float* dst = yp + i * d.oh * d.ow;
+      if (kind == PoolKind::AVG) {
+        avg_general(src, dst, d, p);
+      } else if (is_2x2_stride2(p)) {
+        max_2x2(src, dst, args + i * d.oh * d.ow, d);
+      } else {
+        max_general(src, dst, args + i * d.oh * d.ow, d, p);
+      }
     }
-    int32_t* arg = argmax.data<int32_t>() + i * d.oh * d.ow;
-    if (is_2x2_stride2(p)) {
-      max_2x2(src, dst, arg, d);
-    } else {
-      max_general(src, dst, arg, d, p);
-    }
-  }
+  });
 }
 
 void pool2d_direct_backward(PoolKind kind, const Tensor& grad_y, const Tensor& argmax, const Pool2dParams& p,
@@ -109,24 +111,28 @@ void pool2d_direct_backward(PoolKind kind, const Tensor& grad_y, const Tensor& a
   const int64_t planes = grad_x.size(0) * grad_x.size(1);
   const float* gy = grad_y.data<float>();
   float* gx = grad_x.data<float>();
-  for (int64_t i = 0; i < planes; ++i) {
-    const float* g = gy + i * d.oh * d.ow;
-    float* dst = gx + i * d.h * d.w;
-    if (kind == PoolKind::MAX) {
-      const int32_t* arg = argmax.data<int32_t>() + i * d.oh * d.ow;
-      for (int64_t k = 0; k < d.oh * d.ow; ++k) dst[arg[k]] += g[k];
-      continue;
-    }
-    for (int64_t oy = 0; oy < d.oh; ++oy) {
-      for (int64_t ox = 0; ox < d.ow; ++ox) {
-        const Window win = window(d, p, oy, ox);
-        const float share = g[oy * d.ow + ox] / static_cast<float>((win.y1 - win.y0) * (win.x1 - win.x0));
-        for (int64_t iy = win.y0; iy < win.y1; ++iy) {
-          for (int64_t ix = win.x0; ix < win.x1; ++ix) dst[iy * d.w + ix] += share;
+  const int32_t* args = kind == PoolKind::MAX ? argmax.data<int32_t>() : nullptr;
+  // Planes are independent, so threads never write the same element.
+  crew::detail::parallel_for(planes, 16, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float* g = gy + i * d.oh * d.ow;
+      float* dst = gx + i * d.h * d.w;
+      if (kind == PoolKind::MAX) {
+        const int32_t* arg = args + i * d.oh * d.ow;
+        for (int64_t k = 0; k < d.oh * d.ow; ++k) dst[arg[k]] += g[k];
+        continue;
+      }
+      for (int64_t oy = 0; oy < d.oh; ++oy) {
+        for (int64_t ox = 0; ox < d.ow; ++ox) {
+          const Window win = window(d, p, oy, ox);
+          const float share = g[oy * d.ow + ox] / static_cast<float>((win.y1 - win.y0) * (win.x1 - win.x0));
+          for (int64_t iy = win.y0; iy < win.y1; ++iy) {
+            for (int64_t ix = win.x0; ix < win.x1; ++ix) dst[iy * d.w + ix] += share;
+          }
         }
       }
     }
-  }
+  });
 }
 
 }  // namespace crew::ops::detail

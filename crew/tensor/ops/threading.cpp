@@ -53,9 +53,60 @@ void init_default() {
   apply(static_cast<int>(n));
 }
 
+// libgomp's entry points, looked up at run time (see set_openmp_threads). GOMP_parallel is
+// what `#pragma omp parallel` compiles to; its ABI has been stable since GCC 4.9.
+struct OpenMp {
+  void (*parallel)(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags) = nullptr;
+  int (*thread_num)() = nullptr;
+  int (*num_threads)() = nullptr;
+  bool ok() const { return parallel && thread_num && num_threads; }
+};
+
+const OpenMp& openmp() {
+  static const OpenMp omp = [] {
+    OpenMp o;
+    o.parallel = reinterpret_cast<decltype(o.parallel)>(dlsym(RTLD_DEFAULT, "GOMP_parallel"));
+    o.thread_num = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_thread_num"));
+    o.num_threads = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_num_threads"));
+    return o;
+  }();
+  return omp;
+}
+
+struct ParallelJob {
+  int64_t n;
+  const std::function<void(int64_t, int64_t)>* fn;
+};
+
+void run_chunk(void* data) {
+  const auto* job = static_cast<const ParallelJob*>(data);
+  const OpenMp& omp = openmp();
+  const int64_t team = omp.num_threads();
+  const int64_t me = omp.thread_num();
+  const int64_t begin = job->n * me / team;
+  const int64_t end = job->n * (me + 1) / team;
+  if (begin < end) (*job->fn)(begin, end);
+}
+
 }  // namespace
 
 namespace detail {
+
+void parallel_for(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  ensure_threads_initialized();
+  const int threads = g_threads.load(std::memory_order_relaxed);
+  const OpenMp& omp = openmp();
+  if (threads <= 1 || n < 2 * min_chunk || !omp.ok()) {
+    fn(0, n);
+    return;
+  }
+  const int64_t useful = n / (min_chunk > 0 ? min_chunk : 1);
+  const unsigned team = static_cast<unsigned>(useful < threads ? useful : threads);
+  ParallelJob job{n, &fn};
+  omp.parallel(run_chunk, &job, team, 0);
+}
+
 // OpenMP's thread count is per calling thread, so each thread entering a kernel re-applies
 // the process-wide setting when it changed since that thread last looked.
 void ensure_threads_initialized() {
