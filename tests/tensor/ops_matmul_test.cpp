@@ -105,5 +105,20 @@ TEST(ThreadingTest, SetAndGet) {
   set_num_threads(before);
 }
 
+TEST(ThreadingTest, ParallelForCoversTheRangeExactlyOnce) {
+  const int before = get_num_threads();
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (int64_t n : {0, 1, 7, 100, 1001}) {
+      std::vector<int> hits(n, 0);
+      detail::parallel_for(n, 4, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) ++hits[i];
+      });
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i], 1) << "n=" << n << " i=" << i << " threads=" << threads;
+    }
+  }
+  set_num_threads(before);
+}
+
 }  // namespace
 }  // namespace crew
