@@ -1,5 +1,5 @@
 #pragma once
-// Matrix products on OpenBLAS (float32 sgemm, float64 dgemm), row-major.
+// Matrix products, row-major: float32 on oneDNN's sgemm, float64 on OpenBLAS dgemm.
 #include <cstdint>
 
 #include "crew/tensor/tensor.h"
