@@ -9,6 +9,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "crew/tensor/ops/threading.h"
 #include "crew/tensor/tensor.h"
 
 namespace crew::ops::detail {
@@ -24,11 +25,14 @@ dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims);
 dnnl::memory as_memory(const Tensor& t, const dnnl::memory::desc& desc);
 
 // Thread-safe map from a config key ("conv_fwd|1,32,28,28|...") to a built entry. Entries
-// are built once per key and never evicted (a net has a handful of shapes).
+// are built once per key and never evicted (a net has a handful of shapes). The thread count
+// is part of every key: oneDNN splits the work for the thread count current when a primitive
+// is created, so a primitive built for 1 thread must not serve a 2-thread run.
 template <typename Entry>
 class PrimitiveCache {
  public:
-  std::shared_ptr<Entry> get(const std::string& key, const std::function<std::shared_ptr<Entry>()>& build) {
+  std::shared_ptr<Entry> get(const std::string& config, const std::function<std::shared_ptr<Entry>()>& build) {
+    const std::string key = std::to_string(get_num_threads()) + '|' + config;
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = map_.find(key);
