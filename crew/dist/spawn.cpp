@@ -371,6 +371,7 @@ SpawnContext start_spawn(SpawnEntry entry, void* fn, std::string args, const Spa
     set("CREW_DEVICE_KIND", "cpu");
     set("CREW_JOB_ID", o.job_id);
     set("CREW_RESTART_COUNT", "0");
+    unset_env_entry(&env, "CREW_JOB_TOKEN");  // an enclosing job's secret is not this store's
     if (!env::get("CREW_NUM_THREADS")) set("CREW_NUM_THREADS", std::to_string(threads));
     if (!env::get("OMP_NUM_THREADS")) set("OMP_NUM_THREADS", std::to_string(threads));
     set("PADDLE_TRAINER_ID", rank);

@@ -11,10 +11,13 @@ namespace crew::launch {
 
 class JobStore {
  public:
-  // Serves the store on bind_host:port (0 = a port the OS picks) and connects to it.
-  static std::unique_ptr<JobStore> serve(const std::string& bind_host, int port, std::chrono::milliseconds timeout);
+  // Serves the store on bind_host:port (0 = a port the OS picks) and connects to it. A
+  // non-empty token is required of every client (workers get it as CREW_JOB_TOKEN).
+  static std::unique_ptr<JobStore> serve(const std::string& bind_host, int port, const std::string& token,
+                                         std::chrono::milliseconds timeout);
   // Connects to the store node 0 serves, retrying until `timeout`.
-  static std::unique_ptr<JobStore> connect(const std::string& host, int port, std::chrono::milliseconds timeout);
+  static std::unique_ptr<JobStore> connect(const std::string& host, int port, const std::string& token,
+                                           std::chrono::milliseconds timeout);
   ~JobStore();
 
   dist::Store& store() { return *client_; }

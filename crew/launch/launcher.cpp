@@ -168,11 +168,12 @@ int run_generation(Job& job, int generation, int restarts_left, SignalPipe& sign
           ::usleep(20000);
         }
         if (!peer_failure.empty()) launch_error("the job failed on another node: " + peer_failure);
+        if (int sig = signals.terminating_signal()) return 128 + sig;
       }
       return peer_failure.empty() ? 0 : 1;
     case PodState::INTERRUPTED:
       launch_info(str_cat("Terminating with signal ", out.signal));
-      pod.stop(o.grace_period);
+      pod.stop(o.grace_period, &signals);
       launch_info(str_cat("Exit with signal ", out.signal));
       return 128 + out.signal;
     case PodState::FAILED:
@@ -231,10 +232,10 @@ int run_launch(const LaunchOptions& o) {
     }
     job.reaper = std::make_unique<GroupReaper>();  // before the store: it inherits no socket
     if (node_rank == 0) {
-      job.store = JobStore::serve(job.master_host, job.master_port, kStoreTimeout);
+      job.store = JobStore::serve(job.master_host, job.master_port, o.token, kStoreTimeout);
       job.master_port = job.store->port();
     } else {
-      job.store = JobStore::connect(job.master_host, job.master_port, o.rendezvous_timeout);
+      job.store = JobStore::connect(job.master_host, job.master_port, o.token, o.rendezvous_timeout);
     }
     launch_info(str_cat("Job: ", o.job_id, ", mode collective, replicas ", job.slots.size(), "[", o.nnodes,
                         " node", o.nnodes > 1 ? "s" : "", "], devices ", to_string(job.inventory.kind),

@@ -136,7 +136,8 @@ PodOutcome Pod::watch(SignalPipe& signals, const std::function<bool()>& abort) {
   }
 }
 
-void Pod::stop(std::chrono::milliseconds grace) {
+void Pod::stop(std::chrono::milliseconds grace, SignalPipe* signals) {
+  const int signals_before = signals ? signals->terminating_count() : 0;
   auto any_running = [&] {
     return std::any_of(children_.begin(), children_.end(), [](const dist::ChildProcess& c) { return c.running(); });
   };
@@ -145,7 +146,12 @@ void Pod::stop(std::chrono::milliseconds grace) {
     for (auto& c : children_) c.signal_group(SIGTERM);
     Deadline deadline(grace);
     while (any_running() && !deadline.expired()) {
-      pump_once(static_cast<int>(std::min<long long>(10, std::max<long long>(1, deadline.remaining().count()))), -1);
+      pump_once(static_cast<int>(std::min<long long>(10, std::max<long long>(1, deadline.remaining().count()))),
+                signals ? signals->fd() : -1);
+      if (signals && (signals->drain(), signals->terminating_count() > signals_before)) {
+        launch_warning("second signal: killing the workers now");
+        break;
+      }
     }
   }
   if (any_running()) {

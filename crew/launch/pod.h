@@ -69,8 +69,9 @@ class Pod {
   // arrived, or `abort()` (checked about every 100 ms) returned true.
   PodOutcome watch(SignalPipe& signals, const std::function<bool()>& abort);
   // SIGTERM to every running worker's group, up to `grace`, then SIGKILL; reaps all and
-  // drains their output. Returns once no worker process is left.
-  void stop(std::chrono::milliseconds grace);
+  // drains their output. Returns once no worker process is left. With `signals`, a further
+  // terminating signal during the grace period skips to SIGKILL.
+  void stop(std::chrono::milliseconds grace, SignalPipe* signals = nullptr);
 
   std::vector<pid_t> pids() const;
   std::string log_path(int local_rank) const;

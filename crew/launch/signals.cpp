@@ -53,7 +53,9 @@ int SignalPipe::drain() {
   ssize_t n;
   while ((n = ::read(read_fd_, buf, sizeof(buf))) > 0) {
     for (ssize_t i = 0; i < n; ++i) {
-      if (buf[i] != SIGCHLD && terminating_ == 0) terminating_ = buf[i];
+      if (buf[i] == SIGCHLD) continue;
+      if (terminating_ == 0) terminating_ = buf[i];
+      ++count_;
     }
   }
   return terminating_;

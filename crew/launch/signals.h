@@ -19,10 +19,13 @@ class SignalPipe {
   int drain();
   // The first terminating signal received, or 0.
   int terminating_signal() const { return terminating_; }
+  // How many terminating signals arrived (a second one means "stop now").
+  int terminating_count() const { return count_; }
 
  private:
   int read_fd_ = -1;
   int terminating_ = 0;
+  int count_ = 0;
   struct sigaction old_[4];
 };
 

@@ -12,6 +12,7 @@
 #include "crew/core/error.h"
 #include "crew/core/parallel_env.h"
 #include "crew/dist/spawn.h"
+#include "crew/dist/store/tcp_store.h"
 
 namespace crew::dist {
 namespace {
@@ -44,6 +45,17 @@ void exit_with_code() { std::exit(ParallelEnv::from_env().rank == 1 ? 4 : 0); }
 
 void sleep_long() { ::sleep(30); }
 
+// Every child meets the others in the store the parent serves.
+std::string store_round_trip() {
+  ParallelEnv env = ParallelEnv::from_env();
+  TCPStore store(env.master_addr, TCPStoreOptions{.port = env.master_port,
+                                                  .timeout = std::chrono::seconds(20),
+                                                  .connect_timeout = std::chrono::seconds(20)});
+  store.set("spawn_test/" + std::to_string(env.rank), "from " + std::to_string(env.rank));
+  const int peer = (env.rank + 1) % env.world_size;
+  return store.get_string("spawn_test/" + std::to_string(peer));
+}
+
 TEST(Spawn, ChildrenRunTheFunctionWithTheirEnvironment) {
   SpawnContext ctx = spawn(describe_env, 7, std::string("hi"), SpawnOptions{.devices = "1,3"});
   ASSERT_EQ(ctx.nprocs(), 2);
@@ -59,6 +71,12 @@ TEST(Spawn, ResultsOfEachRankComeBack) {
   SpawnContext ctx = spawn(squares, 2, SpawnOptions{.nprocs = 3});
   EXPECT_EQ(ctx.result<std::vector<int64_t>>(0), (std::vector<int64_t>{0, 1, 4}));
   EXPECT_EQ(ctx.result<std::vector<int64_t>>(2), (std::vector<int64_t>{0, 1, 4, 9, 16}));
+}
+
+TEST(Spawn, TheParentServesTheStore) {
+  SpawnContext ctx = spawn(store_round_trip, SpawnOptions{.nprocs = 3});
+  EXPECT_EQ(ctx.result<std::string>(0), "from 1");
+  EXPECT_EQ(ctx.result<std::string>(2), "from 0");
 }
 
 TEST(Spawn, SafeToCallWithThreadsRunning) {
