@@ -1,8 +1,21 @@
 #include "crew/dist/store/hash_store.h"
 
+#include <algorithm>
+#include <charconv>
+
 #include "crew/core/check.h"
 
 namespace crew::dist {
+namespace {
+
+// condition_variable::wait_for adds the timeout to now(): saturate "forever" (milliseconds::max())
+// so the time point does not overflow.
+std::chrono::milliseconds capped(std::chrono::milliseconds timeout) {
+  constexpr std::chrono::milliseconds kMaxWait{int64_t{100} * 365 * 24 * 3600 * 1000};
+  return std::min(timeout, kMaxWait);
+}
+
+}  // namespace
 
 void HashStore::set(const std::string& key, const std::vector<uint8_t>& value) {
   {
@@ -14,7 +27,7 @@ void HashStore::set(const std::string& key, const std::vector<uint8_t>& value) {
 
 std::vector<uint8_t> HashStore::get(const std::string& key) {
   std::unique_lock<std::mutex> lock(mu_);
-  bool ok = cv_.wait_for(lock, timeout_, [&] { return data_.count(key) > 0; });
+  bool ok = cv_.wait_for(lock, capped(timeout_), [&] { return data_.count(key) > 0; });
   CREW_CHECK_T(TimeoutError, ok, "HashStore get '", key, "': the key did not appear within ", timeout_.count(), " ms");
   return data_[key];
 }
@@ -25,11 +38,11 @@ int64_t HashStore::add(const std::string& key, int64_t delta) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = data_.find(key);
     if (it != data_.end()) {
-      try {
-        value = std::stoll(std::string(it->second.begin(), it->second.end()));
-      } catch (const std::logic_error&) {
-        CREW_THROW(StoreError, "HashStore add '", key, "': the value is not an integer");
-      }
+      const char* begin = reinterpret_cast<const char*>(it->second.data());
+      const char* end = begin + it->second.size();
+      auto [ptr, ec] = std::from_chars(begin, end, value);
+      CREW_CHECK(ec == std::errc() && ptr == end && begin != end, "HashStore add on key '", key,
+                 "': its value is not a decimal integer (", it->second.size(), " bytes)");
     }
     value += delta;
     std::string s = std::to_string(value);
@@ -79,7 +92,7 @@ int64_t HashStore::num_keys() {
 
 void HashStore::wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (cv_.wait_for(lock, timeout, [&] { return has_all(keys); })) return;
+  if (cv_.wait_for(lock, capped(timeout), [&] { return has_all(keys); })) return;
   std::string missing;
   for (auto& k : keys)
     if (!data_.count(k)) missing += (missing.empty() ? "'" : ", '") + k + "'";

@@ -85,7 +85,10 @@ TCPStore::Reply TCPStore::request(uint8_t op, const std::vector<uint8_t>& body, 
   const std::string op_name = detail::store_op_name(static_cast<StoreOp>(op));
   CREW_CHECK_T(StoreError, fd_.valid(), "TCPStore ", op_name, " ", what, ": the connection to ", address(),
                " was lost earlier");
-  const auto deadline = std::chrono::steady_clock::now() + timeout_ + wait_extra;
+  // Saturate: a "forever" timeout (milliseconds::max()) must not overflow the time point.
+  constexpr std::chrono::milliseconds kMaxWait{int64_t{100} * 365 * 24 * 3600 * 1000};
+  const auto budget = timeout_ >= kMaxWait || wait_extra >= kMaxWait - timeout_ ? kMaxWait : timeout_ + wait_extra;
+  const auto deadline = std::chrono::steady_clock::now() + budget;
   std::vector<uint8_t> frame(detail::kFrameHeaderBytes + body.size());
   detail::encode_header(op, static_cast<uint32_t>(body.size()), frame.data());
   std::copy(body.begin(), body.end(), frame.begin() + detail::kFrameHeaderBytes);
@@ -94,7 +97,7 @@ TCPStore::Reply TCPStore::request(uint8_t op, const std::vector<uint8_t>& body, 
     fd_.reset();  // the stream is out of sync now
     if (err.find("timed out") != std::string::npos) {
       CREW_THROW(TimeoutError, "TCPStore ", op_name, " ", what, " at ", address(), ": ", err, " after ",
-                 (timeout_ + wait_extra).count(), " ms");
+                 budget.count(), " ms");
     }
     CREW_THROW(StoreError, "TCPStore ", op_name, " ", what, " at ", address(), ": ", err,
                " (did the process hosting the store exit?)");
@@ -108,8 +111,8 @@ TCPStore::Reply TCPStore::request(uint8_t op, const std::vector<uint8_t>& body, 
   } catch (const Error& e) {
     fail(e.what());
   }
-  Reply reply{h.code, std::vector<uint8_t>(h.body_len)};
   if (h.body_len > options_.max_value_bytes + 1024) fail("reply of " + std::to_string(h.body_len) + " bytes");
+  Reply reply{h.code, std::vector<uint8_t>(h.body_len)};
   if (h.body_len && !net::recv_all(fd_.get(), reply.body.data(), h.body_len, deadline, &error)) fail(error);
   return reply;
 }
@@ -147,9 +150,10 @@ int64_t TCPStore::add(const std::string& key, int64_t delta) {
   BodyWriter b;
   b.bytes(key).i64(delta);
   Reply r = request(static_cast<uint8_t>(StoreOp::ADD), b.data(), "'" + key + "'");
-  CREW_CHECK_T(StoreError, r.status == static_cast<uint8_t>(StoreStatus::OK), "TCPStore add '", key,
-               "': the server refused it (is the value an integer?)");
   BodyReader br(r.body.data(), r.body.size());
+  if (r.status != static_cast<uint8_t>(StoreStatus::OK)) {
+    CREW_THROW(ValueError, "TCPStore at ", address(), ": ", br.str(options_.max_key_bytes + 1024));
+  }
   return br.i64();
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <list>
 #include <map>
@@ -75,6 +76,20 @@ namespace {
 void queue_reply(Client& c, StoreStatus status, const BodyWriter& body) {
   auto frame = body.frame(static_cast<uint8_t>(status));
   c.out.insert(c.out.end(), frame.begin(), frame.end());
+}
+
+// The whole value must be a decimal int64 (std::stoll would accept "12abc").
+bool parse_int64(const std::vector<uint8_t>& bytes, int64_t* out) {
+  const char* begin = reinterpret_cast<const char*>(bytes.data());
+  const char* end = begin + bytes.size();
+  auto [ptr, ec] = std::from_chars(begin, end, *out);
+  return ec == std::errc() && ptr == end && begin != end;
+}
+
+// A waiter's deadline; huge timeouts ("wait forever") saturate instead of overflowing.
+Clock::time_point deadline_after(int64_t timeout_ms) {
+  constexpr int64_t kMaxMs = int64_t{100} * 365 * 24 * 3600 * 1000;  // 100 years
+  return Clock::now() + std::chrono::milliseconds(std::clamp<int64_t>(timeout_ms, 0, kMaxMs));
 }
 
 bool all_present(const std::map<std::string, std::vector<uint8_t>>& data, const std::vector<std::string>& keys) {
@@ -165,7 +180,7 @@ void TCPStoreServer::run() {
           reply.bytes(it->second);
           queue_reply(c, StoreStatus::OK, reply);
         } else {
-          st.waiters.push_back({fd, op, {key}, Clock::now() + std::chrono::milliseconds(std::max<int64_t>(0, timeout_ms))});
+          st.waiters.push_back({fd, op, {key}, deadline_after(timeout_ms)});
         }
         break;
       }
@@ -174,13 +189,12 @@ void TCPStoreServer::run() {
         int64_t delta = r.i64();
         int64_t value = 0;
         auto it = st.data.find(key);
-        if (it != st.data.end()) {
-          std::string s(it->second.begin(), it->second.end());
-          try {
-            value = std::stoll(s);
-          } catch (const std::logic_error&) {
-            CREW_THROW(ValueError, "add on key '", key, "' whose value is not an integer");
-          }
+        if (it != st.data.end() && !parse_int64(it->second, &value)) {
+          // A caller's mistake, not a protocol fault: refuse the op, keep the client.
+          reply.bytes("add on key '" + key + "': its value is not a decimal integer (" +
+                      std::to_string(it->second.size()) + " bytes)");
+          queue_reply(c, StoreStatus::ERROR, reply);
+          break;
         }
         value += delta;
         std::string s = std::to_string(value);
@@ -233,8 +247,7 @@ void TCPStoreServer::run() {
         if (all_present(st.data, keys)) {
           queue_reply(c, StoreStatus::OK, reply);
         } else {
-          st.waiters.push_back({fd, op, std::move(keys),
-                                Clock::now() + std::chrono::milliseconds(std::max<int64_t>(0, timeout_ms))});
+          st.waiters.push_back({fd, op, std::move(keys), deadline_after(timeout_ms)});
         }
         break;
       }
