@@ -34,6 +34,7 @@ Adam::Adam(std::string name, NamedParameters parameters, AdamOptions options)
              options.beta2);
   CREW_CHECK(options.epsilon >= 0.0, name, ": epsilon must be >= 0, got ", options.epsilon);
   CREW_CHECK(options.weight_decay >= 0.0, name, ": weight_decay must be >= 0, got ", options.weight_decay);
+  set_grad_clip(options.grad_clip);
 }
 
 void Adam::update(size_t index, Tensor& param, const Tensor& grad, double lr) {

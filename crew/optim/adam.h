@@ -16,7 +16,8 @@ struct AdamOptions {
   double beta1 = 0.9;
   double beta2 = 0.999;
   double epsilon = 1e-8;
-  double weight_decay = 0.0;  // L2 coefficient added to the gradient
+  double weight_decay = 0.0;                // L2 coefficient added to the gradient
+  std::shared_ptr<GradientClip> grad_clip;  // applied at each step(); null = none
 };
 
 class Adam : public Optimizer {

@@ -12,7 +12,7 @@ NamedParameters number(std::vector<Tensor> params) {
 }
 
 AdamOptions adam_part(const AdamWOptions& o) {
-  return AdamOptions{o.learning_rate, o.beta1, o.beta2, o.epsilon, /*weight_decay=*/0.0};
+  return AdamOptions{o.learning_rate, o.beta1, o.beta2, o.epsilon, /*weight_decay=*/0.0, o.grad_clip};
 }
 
 }  // namespace

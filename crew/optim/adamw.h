@@ -20,6 +20,7 @@ struct AdamWOptions {
   double weight_decay = 0.01;  // Paddle's `coeff`
   // Receives the parameter's name ("0", "1", ... for unnamed parameters); true = decay it.
   std::function<bool(const std::string&)> apply_decay_param_fun;
+  std::shared_ptr<GradientClip> grad_clip;  // applied at each step(); null = none
 };
 
 class AdamW : public Adam {

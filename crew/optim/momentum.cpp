@@ -16,11 +16,13 @@ void check_options(const MomentumOptions& o) {
 Momentum::Momentum(std::vector<Tensor> parameters, MomentumOptions options)
     : Optimizer("Momentum", std::move(parameters), options.learning_rate, {{"velocity"}}), options_(options) {
   check_options(options_);
+  set_grad_clip(options_.grad_clip);
 }
 
 Momentum::Momentum(NamedParameters parameters, MomentumOptions options)
     : Optimizer("Momentum", std::move(parameters), options.learning_rate, {{"velocity"}}), options_(options) {
   check_options(options_);
+  set_grad_clip(options_.grad_clip);
 }
 
 void Momentum::update(size_t index, Tensor& param, const Tensor& grad, double lr) {

@@ -11,7 +11,8 @@ struct MomentumOptions {
   LearningRate learning_rate = 0.001;
   double momentum = 0.9;
   bool use_nesterov = false;
-  double weight_decay = 0.0;  // L2 coefficient added to the gradient
+  double weight_decay = 0.0;                // L2 coefficient added to the gradient
+  std::shared_ptr<GradientClip> grad_clip;  // applied at each step(); null = none
 };
 
 class Momentum : public Optimizer {

@@ -80,6 +80,7 @@ Tensor& Optimizer::accumulator(const std::string& acc, size_t index, double init
 
 void Optimizer::step() {
   const double lr = get_lr();
+  if (grad_clip_) (*grad_clip_)(params_);
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor& p = params_[i];
     Tensor g = p.grad();

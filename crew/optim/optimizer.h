@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "crew/optim/grad_clip.h"
 #include "crew/optim/lr_scheduler.h"
 #include "crew/tensor/state_dict.h"
 #include "crew/tensor/tensor.h"
@@ -59,7 +60,7 @@ class Optimizer {
   Optimizer(const Optimizer&) = delete;
   Optimizer& operator=(const Optimizer&) = delete;
 
-  // One update of every parameter that has a gradient.
+  // One update of every parameter that has a gradient (clipped first, with a grad_clip).
   void step();
   // Clears the gradients (to zeros when set_to_zero, Paddle's default).
   void clear_grad(bool set_to_zero = true);
@@ -68,6 +69,10 @@ class Optimizer {
   // Sets a constant rate; StateError when the optimizer follows an LRScheduler.
   void set_lr(double lr);
   const std::shared_ptr<LRScheduler>& lr_scheduler() const { return lr_.scheduler(); }
+
+  // Clipping applied at the start of every step(); null (the default) for none.
+  void set_grad_clip(std::shared_ptr<GradientClip> clip) { grad_clip_ = std::move(clip); }
+  const std::shared_ptr<GradientClip>& grad_clip() const { return grad_clip_; }
 
   const std::vector<Tensor>& parameters() const { return params_; }
   const std::vector<std::string>& parameter_names() const { return names_; }
@@ -106,6 +111,7 @@ class Optimizer {
   // accumulator name -> one tensor per parameter (undefined until first use).
   std::map<std::string, std::vector<Tensor>> accumulators_;
   int64_t step_count_ = 0;
+  std::shared_ptr<GradientClip> grad_clip_;
 };
 
 }  // namespace crew::optim

@@ -15,11 +15,13 @@ void check_options(const SGDOptions& o) {
 SGD::SGD(std::vector<Tensor> parameters, SGDOptions options)
     : Optimizer("SGD", std::move(parameters), options.learning_rate, {}), options_(options) {
   check_options(options_);
+  set_grad_clip(options_.grad_clip);
 }
 
 SGD::SGD(NamedParameters parameters, SGDOptions options)
     : Optimizer("SGD", std::move(parameters), options.learning_rate, {}), options_(options) {
   check_options(options_);
+  set_grad_clip(options_.grad_clip);
 }
 
 void SGD::update(size_t, Tensor& param, const Tensor& grad, double lr) {

@@ -8,7 +8,8 @@ namespace crew::optim {
 
 struct SGDOptions {
   LearningRate learning_rate = 0.001;
-  double weight_decay = 0.0;  // L2 coefficient added to the gradient
+  double weight_decay = 0.0;                // L2 coefficient added to the gradient
+  std::shared_ptr<GradientClip> grad_clip;  // applied at each step(); null = none
 };
 
 class SGD : public Optimizer {
