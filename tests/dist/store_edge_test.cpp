@@ -9,6 +9,7 @@
 #include "crew/core/error.h"
 #include "crew/dist/store/hash_store.h"
 #include "crew/dist/store/prefix_store.h"
+#include "crew/dist/store/socket.h"
 #include "crew/dist/store/tcp_store.h"
 #include "tests/testing/multiprocess.h"
 
@@ -161,6 +162,43 @@ TEST(TCPStoreEdge, PrefixStoresOverOneServerFromSeveralProcesses) {
   EXPECT_EQ(base->get_string("pg/7/addr/2"), "rank2");
   EXPECT_EQ(base->add("pg/7/arrived", 0), 3);
   EXPECT_FALSE(base->check({"addr/0"}));
+}
+
+TEST(TCPStoreEdge, TheHostWaitsForNumWorkersToCheckIn) {
+  int port = 0;
+  { net::Fd fd = net::listen_on("127.0.0.1", 0, 1, &port); }  // free now; rank 0 binds it again
+  constexpr int kWorld = 4;
+  auto results = testing::run_ranks(kWorld, [port](int rank, int world) {
+    TCPStoreOptions o = edge_options(port, 20s);
+    o.is_server = rank == 0;
+    o.num_workers = world;
+    TCPStore store("127.0.0.1", o);  // clients retry until rank 0 listens
+    if (rank == 0) {
+      // The constructor returned only once every worker had checked in.
+      CREW_CHECK_EQ(store.add(TCPStore::kWorkersKey, 0), world);
+      std::vector<std::string> byes;
+      for (int r = 1; r < world; ++r) byes.push_back("bye/" + std::to_string(r));
+      store.wait(byes, 20s);  // keep serving until every client is done
+    } else {
+      store.wait({TCPStore::kWorkersReadyKey}, 20s);
+      store.set("bye/" + std::to_string(rank), "1");
+    }
+  }, {.timeout = 60s});
+  testing::expect_all_ok(results);
+}
+
+TEST(TCPStoreEdge, MissingWorkersTimeOutNamingTheCount) {
+  TCPStoreOptions o = edge_options(0, 200ms);
+  o.is_server = true;
+  o.num_workers = 3;
+  try {
+    TCPStore host("127.0.0.1", o);
+    FAIL() << "expected TimeoutError";
+  } catch (const TimeoutError& e) {
+    EXPECT_NE(std::string(e.what()).find("1 of 3 workers"), std::string::npos) << e.what();
+  }
+  o.num_workers = -1;
+  EXPECT_THROW(TCPStore("127.0.0.1", o), ValueError);
 }
 
 }  // namespace

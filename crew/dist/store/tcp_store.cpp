@@ -27,7 +27,23 @@ TCPStore::TCPStore(const std::string& host, TCPStoreOptions options)
     port_ = server_->port();
   }
   CREW_CHECK(port_ > 0, "TCPStore: client needs a port (got ", port_, ")");
+  CREW_CHECK(options_.num_workers >= 0, "TCPStore: num_workers must be >= 0 (got ", options_.num_workers, ")");
   connect();
+  if (options_.num_workers > 0) check_in_workers();
+}
+
+void TCPStore::check_in_workers() {
+  const int64_t arrived = add(kWorkersKey, 1);
+  if (arrived == options_.num_workers) set(kWorkersReadyKey, std::string("1"));
+  if (!options_.is_server || !options_.wait_for_workers) return;
+  try {
+    wait({kWorkersReadyKey}, timeout_);
+  } catch (const TimeoutError&) {
+    const int64_t now = add(kWorkersKey, 0);
+    CREW_THROW(TimeoutError, "TCPStore at ", address(), ": ", now, " of ", options_.num_workers,
+               " workers checked in within ", timeout_.count(),
+               " ms (are the other ranks started, with the same CREW_MASTER and world size?)");
+  }
 }
 
 TCPStore::~TCPStore() {

@@ -31,10 +31,19 @@ struct TCPStoreOptions {
   std::string job_token;
   size_t max_key_bytes = 4096;
   size_t max_value_bytes = 64u << 20;
+  // > 0: every client checks in on construction (key kWorkersKey), and the client hosting the
+  // server (is_server with wait_for_workers) waits up to `timeout` until num_workers clients,
+  // itself included, have checked in (c10d's world_size / wait_for_workers).
+  int num_workers = 0;
+  bool wait_for_workers = true;
 };
 
 class TCPStore : public Store {
  public:
+  // The check-in counter and the key set when the last worker checks in (count in num_keys()).
+  static constexpr const char* kWorkersKey = "__crew_store/workers";
+  static constexpr const char* kWorkersReadyKey = "__crew_store/workers_ready";
+
   TCPStore(const std::string& host, TCPStoreOptions options);
   ~TCPStore() override;
 
@@ -61,6 +70,7 @@ class TCPStore : public Store {
     std::vector<uint8_t> body;
   };
   void connect();
+  void check_in_workers();
   // Sends one request and reads its reply; `wait_extra` extends the client deadline for
   // server-side waits. Throws StoreError / TimeoutError naming op and key.
   Reply request(uint8_t op, const std::vector<uint8_t>& body, const std::string& what,
