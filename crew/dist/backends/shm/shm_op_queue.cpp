@@ -1,7 +1,5 @@
 #include "crew/dist/backends/shm/shm_op_queue.h"
 
-#include <sched.h>
-
 #include <algorithm>
 
 #include "crew/core/check.h"
@@ -36,9 +34,7 @@ void ShmWork::wait(std::chrono::milliseconds timeout) {
   // Inline only when the caller is willing to wait as long as the op itself may take.
   if (!is_completed() && timeout >= default_timeout_) queue_->run_inline_until(this);
   if (!is_completed()) {
-    // The worker runs it: yield briefly (a peer may need this core), then sleep.
-    const auto spin_until = Clock::now() + queue_->spin();
-    while (!is_completed() && Clock::now() < spin_until) sched_yield();
+    // The worker runs it: sleep rather than spin, the worker (or a peer) may need this core.
     std::unique_lock<std::mutex> lock(mu_);
     if (!cv_.wait_for(lock, timeout, [&] { return done_.load(std::memory_order_acquire); })) {
       CREW_THROW(TimeoutError, "wait: ", what_, " did not complete within ", timeout.count(), " ms");
@@ -48,7 +44,8 @@ void ShmWork::wait(std::chrono::milliseconds timeout) {
   if (error_) std::rethrow_exception(error_);
 }
 
-ShmOpQueue::ShmOpQueue(std::chrono::microseconds spin) : spin_(spin), worker_([this] { worker_loop(); }) {}
+ShmOpQueue::ShmOpQueue(std::chrono::microseconds start_delay)
+    : start_delay_(start_delay), worker_([this] { worker_loop(); }) {}
 
 ShmOpQueue::~ShmOpQueue() {
   {
@@ -84,11 +81,13 @@ void ShmOpQueue::run_inline_until(ShmWork* work) {
       running_ = true;
     }
     next->run();
+    bool more;
     {
       std::lock_guard<std::mutex> lock(mu_);
       running_ = false;
+      more = !queue_.empty();
     }
-    cv_.notify_all();
+    if (more) cv_.notify_all();  // the worker takes over what is left
     if (next.get() == work) return;
   }
 }
@@ -98,6 +97,11 @@ void ShmOpQueue::worker_loop() {
   for (;;) {
     cv_.wait(lock, [&] { return !running_ && (stopping_ || !queue_.empty()); });
     if (!running_ && !queue_.empty()) {
+      const auto start_at = queue_.front()->issued_ + start_delay_;
+      if (!stopping_ && Clock::now() < start_at) {
+        cv_.wait_until(lock, start_at);  // leave it to a caller that waits right away
+        continue;
+      }
       auto next = queue_.front();
       queue_.pop_front();
       running_ = true;

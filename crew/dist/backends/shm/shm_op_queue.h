@@ -4,8 +4,10 @@
 //
 // Async use (DataParallel overlapping all_reduce with backward) gets the worker; the common
 // "issue, then wait at once" pattern runs on the caller's thread and pays no thread handoff,
-// which is what a 4-byte all_reduce in a few microseconds needs. Either way ops of one queue
-// run one at a time, in issue order.
+// which is what a 4-byte all_reduce in a few microseconds needs. The worker leaves a new op
+// alone for `start_delay` so that it does not race such a caller for it (a race that, with
+// more threads than cores, lets a waiting caller starve the worker). Either way ops of one
+// queue run one at a time, in issue order.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -39,6 +41,7 @@ class ShmWork final : public Work {
   ShmOpQueue* queue_;
   std::function<void()> fn_;
   std::string what_;  // "all_reduce (rank 0, seq 17, group default)"
+  std::chrono::steady_clock::time_point issued_ = std::chrono::steady_clock::now();
   std::atomic<bool> done_{false};
   std::mutex mu_;
   std::condition_variable cv_;
@@ -47,7 +50,7 @@ class ShmWork final : public Work {
 
 class ShmOpQueue {
  public:
-  explicit ShmOpQueue(std::chrono::microseconds spin);
+  explicit ShmOpQueue(std::chrono::microseconds start_delay);
   // Runs what is queued (each op is bounded by its timeout), then joins the worker.
   ~ShmOpQueue();
   ShmOpQueue(const ShmOpQueue&) = delete;
@@ -56,11 +59,10 @@ class ShmOpQueue {
   std::shared_ptr<ShmWork> push(std::function<void()> fn, std::string what, std::chrono::milliseconds timeout);
   // Runs queued ops on the calling thread up to and including `work`, if nobody runs one.
   void run_inline_until(ShmWork* work);
-  std::chrono::microseconds spin() const { return spin_; }
 
  private:
   void worker_loop();
-  std::chrono::microseconds spin_;
+  std::chrono::microseconds start_delay_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<ShmWork>> queue_;

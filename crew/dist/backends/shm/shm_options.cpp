@@ -21,6 +21,9 @@ ShmOptions ShmOptions::from_env() {
   const long long spin_us = env::get_int("CREW_SHM_SPIN_US", o.spin.count());
   CREW_CHECK(spin_us >= 0, "CREW_SHM_SPIN_US must not be negative, got ", spin_us);
   o.spin = std::chrono::microseconds(spin_us);
+  const long long delay_us = env::get_int("CREW_SHM_WORKER_DELAY_US", o.worker_start_delay.count());
+  CREW_CHECK(delay_us >= 0, "CREW_SHM_WORKER_DELAY_US must not be negative, got ", delay_us);
+  o.worker_start_delay = std::chrono::microseconds(delay_us);
   return o;
 }
 

@@ -17,9 +17,9 @@ class ShmProcessGroup final : public ProcessGroup {
   ShmProcessGroup(Store& store, int rank, int size, ProcessGroupOptions options, const ShmOptions& shm)
       : ProcessGroup(rank, size, std::move(options)),
         comm_(store, rank, size, options_, shm),
-        collectives_(shm.spin),
-        sends_(shm.spin),
-        recvs_(shm.spin) {}
+        collectives_(shm.worker_start_delay),
+        sends_(shm.worker_start_delay),
+        recvs_(shm.worker_start_delay) {}
 
   std::string backend_name() const override { return "shm"; }
 

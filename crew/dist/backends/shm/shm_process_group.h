@@ -31,6 +31,7 @@ struct ShmOptions {
   static constexpr size_t kDefaultSmallBytes = size_t{16} << 10;   // 16 KiB
   static constexpr std::chrono::microseconds kDefaultSpin{200};
   static constexpr std::chrono::milliseconds kDefaultLivenessInterval{20};
+  static constexpr std::chrono::microseconds kDefaultWorkerStartDelay{50};
 
   // Bytes of each of a rank's two staging buffers (CREW_SHM_BUFFER_BYTES); messages larger
   // than this go through in chunks. The segment holds 2 * world of them.
@@ -44,6 +45,9 @@ struct ShmOptions {
   std::chrono::microseconds spin = kDefaultSpin;
   // How often a blocked waiter checks that its peers are alive.
   std::chrono::milliseconds liveness_interval = kDefaultLivenessInterval;
+  // How long the worker thread leaves a new op for a caller that waits on it at once (runs it
+  // inline) before starting it itself (CREW_SHM_WORKER_DELAY_US).
+  std::chrono::microseconds worker_start_delay = kDefaultWorkerStartDelay;
   // Where POSIX shared memory lives (for the free-space check).
   std::string shm_dir = "/dev/shm";
 
