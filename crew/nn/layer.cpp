@@ -58,6 +58,10 @@ void Layer::add_sublayer_impl(const std::string& name, std::shared_ptr<Layer> la
   check_new_name(name, "sublayer");
   CREW_CHECK(layer != nullptr, full_name_, ": sublayer '", name, "' is null");
   CREW_CHECK(layer.get() != this, full_name_, ": sublayer '", name, "' is the layer itself");
+  for (const auto& [inner_name, inner] : layer->named_sublayers(name)) {
+    CREW_CHECK(inner.get() != this, full_name_, ": sublayer '", name, "' contains this layer (as '",
+               inner_name, "'); layer trees must not have cycles");
+  }
   sublayers_.emplace_back(name, std::move(layer));
 }
 

@@ -71,6 +71,10 @@ TEST(Layer, RegistrationErrors) {
   EXPECT_THROW(b.register_parameter("", Tensor::ones({1})), ValueError);
   EXPECT_THROW(b.register_parameter("u", Tensor()), ValueError);
   EXPECT_THROW(b.register_sublayer("x", std::shared_ptr<Linear>()), ValueError);
+  auto outer = std::make_shared<Sequential>();
+  auto inner = std::make_shared<Sequential>();
+  outer->append(inner);
+  EXPECT_THROW(inner->append(outer), ValueError);  // would make a cycle
 }
 
 TEST(Layer, SharedParametersAndLayersAppearOnce) {
