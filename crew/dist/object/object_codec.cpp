@@ -5,6 +5,7 @@
 //           8 dict (u32 n + n key/value pairs)
 // Decoding is a bounds-checked recursive descent with depth and element limits; it builds
 // only plain values, so no input can make it run code.
+#include <algorithm>
 #include <cstring>
 
 #include "crew/core/check.h"
@@ -84,6 +85,13 @@ class ObjectCodec {
       return v;
     }
 
+    // A claimed count is only a hint: never reserve more than the values still allowed (an
+    // Object is ~90 bytes, so trusting n would turn a 64 MiB input into a 6 GiB allocation).
+    size_t reserve_for(uint32_t n) const {
+      const size_t allowed = limits.max_elems > elems ? limits.max_elems - elems : 0;
+      return std::min<size_t>({n, allowed, size_t{1} << 16});
+    }
+
     Object value(size_t depth) {
       CREW_CHECK(depth <= limits.max_depth, "Object::decode: nesting deeper than ", limits.max_depth,
                  " levels at byte offset ", pos);
@@ -115,7 +123,7 @@ class ObjectCodec {
           CREW_CHECK(n <= size - pos, "Object::decode: list at byte offset ", at, " claims ", n,
                      " elements but only ", size - pos, " bytes follow");
           Object::Items items;
-          items.reserve(n);
+          items.reserve(reserve_for(n));
           for (uint32_t i = 0; i < n; ++i) items.push_back(value(depth + 1));
           return Object::list(std::move(items));
         }
@@ -124,7 +132,7 @@ class ObjectCodec {
           CREW_CHECK(n <= (size - pos) / 2, "Object::decode: dict at byte offset ", at, " claims ", n,
                      " entries but only ", size - pos, " bytes follow");
           Object::Pairs pairs;
-          pairs.reserve(n);
+          pairs.reserve(reserve_for(n));
           for (uint32_t i = 0; i < n; ++i) {
             Object k = value(depth + 1);
             Object v = value(depth + 1);
