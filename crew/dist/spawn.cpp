@@ -20,22 +20,10 @@
 #include "crew/core/timer.h"
 #include "crew/dist/spawn_process.h"
 #include "crew/dist/spawn_store.h"
+#include "crew/dist/spawn_wire.h"
 
 namespace crew::dist {
-namespace detail {
-
-// Offsets of spawned functions are taken from here; it lives in the executable with them.
-__attribute__((noinline, used)) void spawn_anchor() { asm volatile(""); }
-
-}  // namespace detail
-
 namespace {
-
-constexpr const char* kChildVar = "CREW_SPAWN_CHILD";
-constexpr const char* kEntryVar = "CREW_SPAWN_ENTRY";
-constexpr const char* kFdVar = "CREW_SPAWN_FD";
-constexpr std::chrono::milliseconds kArgsTimeout{std::chrono::seconds(60)};
-bool g_is_child = false;
 
 intptr_t offset_of(const void* p) {
   return reinterpret_cast<intptr_t>(p) - reinterpret_cast<intptr_t>(&detail::spawn_anchor);
@@ -46,98 +34,6 @@ const void* object_base(const void* p) {
   Dl_info info{};
   return ::dladdr(p, &info) ? info.dli_fbase : nullptr;
 }
-
-bool read_exact(int fd, void* data, size_t size, Deadline& deadline) {
-  char* p = static_cast<char*>(data);
-  while (size > 0) {
-    pollfd pfd{fd, POLLIN, 0};
-    int r = ::poll(&pfd, 1, static_cast<int>(std::max<long long>(1, deadline.remaining().count())));
-    if (r == 0 && deadline.expired()) return false;
-    if (r < 0 && errno != EINTR) return false;
-    if (r <= 0) continue;
-    ssize_t n = ::read(fd, p, size);
-    if (n == 0) return false;
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      return false;
-    }
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-void write_exact(int fd, const void* data, size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = ::send(fd, p, size, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-}
-
-void send_frame(int fd, char kind, const std::string& payload) {
-  uint64_t n = payload.size();
-  write_exact(fd, &kind, 1);
-  write_exact(fd, &n, sizeof(n));
-  write_exact(fd, payload.data(), payload.size());
-}
-
-// In a spawned child: runs the entry named in the environment and exits, before main.
-[[noreturn]] void run_child() {
-  g_is_child = true;
-  const int fd = static_cast<int>(env::get_int(kFdVar, -1));
-  long long entry_off = 0;
-  long long fn_off = 0;
-  const std::string entry_text = env::get_string(kEntryVar, "");
-  if (fd < 0 || std::sscanf(entry_text.c_str(), "%lld,%lld", &entry_off, &fn_off) != 2) {
-    std::fprintf(stderr, "crew spawn child: malformed %s='%s' / %s\n", kEntryVar, entry_text.c_str(), kFdVar);
-    std::_Exit(3);
-  }
-  ::unsetenv(kChildVar);
-  ::unsetenv(kEntryVar);
-  ::unsetenv(kFdVar);
-  const char* anchor = reinterpret_cast<const char*>(&detail::spawn_anchor);
-  auto entry = reinterpret_cast<detail::SpawnEntry>(const_cast<char*>(anchor + entry_off));
-  void* fn = const_cast<char*>(anchor + fn_off);
-
-  int code = 0;
-  try {
-    Deadline deadline(kArgsTimeout);
-    uint64_t n = 0;
-    CREW_CHECK_T(SpawnError, read_exact(fd, &n, sizeof(n), deadline), "spawn child: no arguments from the parent");
-    std::string args(n, '\0');
-    CREW_CHECK_T(SpawnError, read_exact(fd, args.data(), n, deadline), "spawn child: arguments truncated");
-    std::string result;
-    entry(fn, args, &result);
-    std::cout.flush();
-    send_frame(fd, 'R', result);
-  } catch (const std::exception& e) {
-    std::cout.flush();
-    send_frame(fd, 'E', e.what());
-    code = 1;
-  } catch (...) {
-    std::cout.flush();
-    send_frame(fd, 'E', "unknown exception (not derived from std::exception)");
-    code = 1;
-  }
-  std::cerr.flush();
-  std::fflush(nullptr);
-  ::close(fd);
-  // _exit: the parent's static objects of later translation units were never constructed.
-  ::_exit(code);
-}
-
-struct ChildHook {
-  ChildHook() {
-    if (::getenv(kChildVar)) run_child();
-  }
-};
-ChildHook g_child_hook;
 
 std::vector<std::string> self_argv() {
   std::string all;
@@ -199,7 +95,6 @@ std::vector<int> choose_devices(const SpawnOptions& o) {
 
 }  // namespace
 
-bool is_spawned_child() { return g_is_child; }
 
 struct SpawnContext::State {
   std::unique_ptr<SpawnStoreServer> store;
@@ -328,7 +223,7 @@ bool SpawnContext::join(std::optional<std::chrono::milliseconds> timeout) {
 namespace detail {
 
 SpawnContext start_spawn(SpawnEntry entry, void* fn, std::string args, const SpawnOptions& o) {
-  CREW_CHECK_T(StateError, !g_is_child, "spawn: called from a spawned child (nested spawn is not supported)");
+  CREW_CHECK_T(StateError, !is_spawned_child(), "spawn: called from a spawned child (nested spawn is not supported)");
   const void* exe = object_base(reinterpret_cast<const void*>(&spawn_anchor));
   CREW_CHECK(object_base(fn) == exe && object_base(reinterpret_cast<const void*>(entry)) == exe,
              "spawn: the function must be defined in the executable itself, not in a shared library");
@@ -381,9 +276,9 @@ SpawnContext start_spawn(SpawnEntry entry, void* fn, std::string args, const Spa
     set("PADDLE_TRAINER_ENDPOINTS", endpoints);
     set("FLAGS_selected_cpus", std::to_string(devices[static_cast<size_t>(r)]));
     set("PADDLE_DISTRI_BACKEND", "gloo");
-    set(kChildVar, rank);
-    set(kEntryVar, entry_text);
-    set(kFdVar, std::to_string(pair[1]));
+    set(detail::kSpawnChildVar, rank);
+    set(detail::kSpawnEntryVar, entry_text);
+    set(detail::kSpawnFdVar, std::to_string(pair[1]));
     ChildOptions co;
     co.path = "/proc/self/exe";
     co.argv = argv;
@@ -397,8 +292,8 @@ SpawnContext start_spawn(SpawnEntry entry, void* fn, std::string args, const Spa
     }
     ::close(pair[1]);
     uint64_t size = args.size();
-    write_exact(pair[0], &size, sizeof(size));
-    write_exact(pair[0], args.data(), args.size());
+    detail::spawn_write_exact(pair[0], &size, sizeof(size));
+    detail::spawn_write_exact(pair[0], args.data(), args.size());
   }
   SpawnContext context(std::move(state));
   if (o.join) {
