@@ -1,6 +1,8 @@
 // `crew launch` end to end with /bin/sh workers: environment, logs, console, exit codes.
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include "tests/launch/launch_test_util.h"
 
 namespace crew::launch::testing {
@@ -105,6 +107,45 @@ TEST(LaunchRun, EnvironmentFormsOfTheOptions) {
                        {"PADDLE_NPROC_PER_NODE=3"});
   ASSERT_EQ(c.code, 0) << c.output;
   EXPECT_NE(c.stdout_text.find("w1"), std::string::npos);
+}
+
+std::string allowed_cpus(const std::string& log) {
+  size_t p = log.find("Cpus_allowed_list:");
+  if (p == std::string::npos) return "";
+  size_t start = log.find_first_not_of(" \t", p + 18);
+  return log.substr(start, log.find('\n', start) - start);
+}
+
+TEST(LaunchRun, CpuWorkersArePinnedToTheirShareOfTheCores) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof(set), &set), 0);
+  const int cores = CPU_COUNT(&set);
+  TempDir dir;
+  const char* script = "grep Cpus_allowed_list /proc/self/status; echo threads=$CREW_NUM_THREADS/$OMP_NUM_THREADS";
+  CrewRun r = run_crew(dir, {"launch", "--devices=0,1", "--log_dir", dir.file("on"), "/bin/sh", "-c", script});
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string w0 = read_file(dir.file("on/workerlog.0"));
+  const std::string w1 = read_file(dir.file("on/workerlog.1"));
+  const std::string t = std::to_string(std::max(1, cores / 2));
+  EXPECT_NE(w0.find("threads=" + t + "/" + t), std::string::npos) << w0;
+  if (cores >= 2) EXPECT_NE(allowed_cpus(w0), allowed_cpus(w1)) << w0 << w1;
+  // Off: both inherit the launcher's mask; an explicit CREW_NUM_THREADS wins.
+  CrewRun off = run_crew(dir, {"launch", "--devices=0,1", "--cpu_affinity", "off", "--log_dir", dir.file("off"),
+                               "/bin/sh", "-c", script},
+                         {"CREW_NUM_THREADS=7"});
+  ASSERT_EQ(off.code, 0) << off.output;
+  const std::string o0 = read_file(dir.file("off/workerlog.0"));
+  EXPECT_EQ(allowed_cpus(o0), allowed_cpus(read_file(dir.file("off/workerlog.1"))));
+  EXPECT_NE(o0.find("threads=7/"), std::string::npos) << o0;
+}
+
+TEST(LaunchRun, TokenReachesTheWorkers) {
+  TempDir dir;
+  CrewRun r = run_crew(dir, {"launch", "--nproc_per_node", "1", "--token", "s3cret", "--log_dir", dir.file("log"),
+                             "/bin/sh", "-c", "echo token=$CREW_JOB_TOKEN"});
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.stdout_text.find("token=s3cret"), std::string::npos) << r.stdout_text;
 }
 
 }  // namespace
