@@ -173,7 +173,7 @@ int run_generation(Job& job, int generation, int restarts_left, SignalPipe& sign
       return peer_failure.empty() ? 0 : 1;
     case PodState::INTERRUPTED:
       launch_info(str_cat("Terminating with signal ", out.signal));
-      pod.stop(o.grace_period, &signals);
+      pod.stop(o.grace_period, &signals, out.signal == SIGHUP ? SIGTERM : out.signal);
       launch_info(str_cat("Exit with signal ", out.signal));
       return 128 + out.signal;
     case PodState::FAILED:

@@ -136,14 +136,14 @@ PodOutcome Pod::watch(SignalPipe& signals, const std::function<bool()>& abort) {
   }
 }
 
-void Pod::stop(std::chrono::milliseconds grace, SignalPipe* signals) {
+void Pod::stop(std::chrono::milliseconds grace, SignalPipe* signals, int first) {
   const int signals_before = signals ? signals->terminating_count() : 0;
   auto any_running = [&] {
     return std::any_of(children_.begin(), children_.end(), [](const dist::ChildProcess& c) { return c.running(); });
   };
   for (auto& c : children_) c.poll();
   if (grace.count() > 0 && any_running()) {
-    for (auto& c : children_) c.signal_group(SIGTERM);
+    for (auto& c : children_) c.signal_group(first);
     Deadline deadline(grace);
     while (any_running() && !deadline.expired()) {
       pump_once(static_cast<int>(std::min<long long>(10, std::max<long long>(1, deadline.remaining().count()))),

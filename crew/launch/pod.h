@@ -7,6 +7,8 @@
 //   pod.start();
 //   PodOutcome out = pod.watch(signals, [] { return false; });
 //   if (out.state != PodState::COMPLETED) pod.stop(spec.grace_period);
+#include <signal.h>
+
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -70,8 +72,9 @@ class Pod {
   PodOutcome watch(SignalPipe& signals, const std::function<bool()>& abort);
   // SIGTERM to every running worker's group, up to `grace`, then SIGKILL; reaps all and
   // drains their output. Returns once no worker process is left. With `signals`, a further
-  // terminating signal during the grace period skips to SIGKILL.
-  void stop(std::chrono::milliseconds grace, SignalPipe* signals = nullptr);
+  // terminating signal during the grace period skips to SIGKILL. `first` is the signal sent
+  // first (the launcher forwards the SIGINT/SIGTERM it got).
+  void stop(std::chrono::milliseconds grace, SignalPipe* signals = nullptr, int first = SIGTERM);
 
   std::vector<pid_t> pids() const;
   std::string log_path(int local_rank) const;

@@ -74,6 +74,19 @@ TEST(LaunchFailure, SigtermToTheLauncherStopsWorkersEvenOnesIgnoringIt) {
   EXPECT_TRUE(wait_job_gone(job, seconds(5)).empty());
 }
 
+TEST(LaunchFailure, SigintIsForwardedToTheWorkers) {
+  TempDir dir;
+  const std::string log = dir.file("log");
+  CrewProcess p(dir, {"launch", "--devices=0,1", "--log_dir", log, "/bin/sh", "-c",
+                      "trap 'echo got-INT; exit 0' INT; echo started; while true; do sleep 0.05; done"});
+  ASSERT_TRUE(wait_for_text(log + "/workerlog.0", "started", seconds(20)));
+  ASSERT_TRUE(wait_for_text(log + "/workerlog.1", "started", seconds(20)));
+  p.signal(SIGINT);
+  CrewRun r = p.wait(seconds(20));
+  EXPECT_EQ(r.code, 128 + SIGINT) << r.output;
+  EXPECT_TRUE(wait_for_text(log + "/workerlog.1", "got-INT", seconds(5)));
+}
+
 TEST(LaunchFailure, RestartsAreCountedForTheWholeJob) {
   TempDir dir;
   const std::string log = dir.file("log");
