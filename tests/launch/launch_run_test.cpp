@@ -140,6 +140,23 @@ TEST(LaunchRun, CpuWorkersArePinnedToTheirShareOfTheCores) {
   EXPECT_NE(o0.find("threads=7/"), std::string::npos) << o0;
 }
 
+TEST(LaunchRun, ALaunchInsideAWorkerStartsItsOwnJob) {
+  TempDir dir;
+  const std::string inner = std::string(CREW_CLI_PATH) + " launch --nproc_per_node 1 --log_dir " + dir.file("inner") +
+                            " /bin/sh -c 'echo inner world=$CREW_WORLD_SIZE nnodes=$CREW_NNODES master=$CREW_MASTER'";
+  CrewRun r = run_crew(dir, {"launch", "--devices=0,1", "--log_dir", dir.file("outer"), "/bin/sh", "-c",
+                             "echo outer master=$CREW_MASTER; [ $CREW_RANK = 1 ] || " + inner});
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string out = r.stdout_text;
+  size_t o = out.find("outer master=");
+  size_t i = out.find("inner world=1 nnodes=1 master=");
+  ASSERT_NE(o, std::string::npos) << out;
+  ASSERT_NE(i, std::string::npos) << out;
+  const std::string outer_master = out.substr(o + 13, out.find('\n', o) - o - 13);
+  const std::string inner_master = out.substr(i + 30, out.find('\n', i) - i - 30);
+  EXPECT_NE(outer_master, inner_master) << "the nested launch must serve its own store";
+}
+
 TEST(LaunchRun, TokenReachesTheWorkers) {
   TempDir dir;
   CrewRun r = run_crew(dir, {"launch", "--nproc_per_node", "1", "--token", "s3cret", "--log_dir", dir.file("log"),
