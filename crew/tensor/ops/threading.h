@@ -1,5 +1,6 @@
 #pragma once
-// Intra-op threads of the compute kernels (oneDNN's OpenMP pool and OpenBLAS).
+// Intra-op threads of the compute kernels: oneDNN's OpenMP team (convolutions, eltwise,
+// float32 gemm, crew's parallel_for loops) and OpenBLAS's pool (float64 gemm).
 //
 //   crew::set_num_threads(1);   // single-threaded kernels from now on
 //
