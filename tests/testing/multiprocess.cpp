@@ -1,8 +1,10 @@
 #include "tests/testing/multiprocess.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,16 +33,22 @@ std::vector<RankResult> run_ranks(int world, const std::function<void(int rank, 
   std::vector<pid_t> pids(world, -1);
   std::vector<int> pipes(world, -1);
   std::fflush(nullptr);
+  const pid_t parent = ::getpid();
   for (int r = 0; r < world; ++r) {
     results[r].rank = r;
     int fds[2];
-    if (::pipe(fds) != 0) {
+    if (::pipe2(fds, O_CLOEXEC) != 0) {
       results[r].error = "pipe failed";
       continue;
     }
     pid_t pid = ::fork();
     if (pid == 0) {
       ::close(fds[0]);
+      // Own process group, so a timeout kills what the child started too; and die with the
+      // test binary (a ctest timeout SIGKILLs only the parent).
+      ::setpgid(0, 0);
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(3);  // the parent died before prctl
       for (auto& [k, v] : options.env) ::setenv(k.c_str(), v.c_str(), 1);
       if (options.set_rank_env) {
         ::setenv("CREW_RANK", std::to_string(r).c_str(), 1);
@@ -63,6 +71,13 @@ std::vector<RankResult> run_ranks(int world, const std::function<void(int rank, 
       ::_exit(code);
     }
     ::close(fds[1]);
+    if (pid < 0) {
+      results[r].error = "fork failed";
+      ::close(fds[0]);
+      continue;
+    }
+    ::setpgid(pid, pid);  // also here: no race with a kill of the group at the deadline
+    ::fcntl(fds[0], F_SETFL, O_NONBLOCK);  // a grandchild holding the pipe must not block the drain
     pids[r] = pid;
     pipes[r] = fds[0];
   }
@@ -97,6 +112,7 @@ std::vector<RankResult> run_ranks(int world, const std::function<void(int rank, 
     if (std::chrono::steady_clock::now() >= deadline) {
       for (int r = 0; r < world; ++r) {
         if (pids[r] > 0 && !done[r]) {
+          ::kill(-pids[r], SIGKILL);  // the child's whole process group
           ::kill(pids[r], SIGKILL);
           ::waitpid(pids[r], nullptr, 0);
           results[r].timed_out = true;

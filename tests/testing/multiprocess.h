@@ -8,7 +8,8 @@
 //
 // Each child runs fn inside try/catch, reports an exception's text through a pipe and exits
 // with 0 (ok) or 1. The parent waits with a deadline and SIGKILLs every child still running
-// then, so a hang becomes a test failure. Call it from a single-threaded test process: GNU
+// then (with its process group: each child leads its own), so a hang becomes a test failure;
+// children also die with the test binary (PR_SET_PDEATHSIG). Call it from a single-threaded test process: GNU
 // OpenMP (used by oneDNN) is not fork-safe, so do not run OpenMP kernels in the parent before
 // forking children that use them (do such work inside the children).
 #include <chrono>
