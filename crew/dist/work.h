@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -45,12 +46,17 @@ class FutureWork : public Work {
   void mark_done(std::exception_ptr error = nullptr);
   const OpInfo& info() const { return info_; }
 
+  // Lets a wait() with at least the default timeout run the op on the waiting thread when
+  // nothing runs before it (saves two thread hand-offs): `run_inline` returns whether it ran it.
+  void set_inline_runner(std::function<bool(FutureWork*)> run_inline) { run_inline_ = std::move(run_inline); }
+
  private:
   OpInfo info_;
   std::mutex mutex_;
   std::condition_variable done_cv_;
   bool done_ = false;
   std::exception_ptr error_;
+  std::function<bool(FutureWork*)> run_inline_;
 };
 
 // A Work that has already completed successfully.

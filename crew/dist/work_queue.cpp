@@ -28,6 +28,7 @@ std::shared_ptr<FutureWork> WorkQueue::submit(const std::string& op, Task task) 
         StateError(str_cat(info.describe(), ": the process group has been destroyed"))));
     return work;
   }
+  work->set_inline_runner([this](FutureWork* w) { return run_inline(w); });
   queue_.push_back(Item{work, std::move(task)});
   cv_.notify_all();
   return work;
@@ -41,10 +42,9 @@ uint64_t WorkQueue::submitted() const {
 void WorkQueue::run() {
   for (;;) {
     Item item;
-    std::string broken;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      cv_.wait(lock, [this] { return stopping_ || (!queue_.empty() && !running_); });
       if (stopping_) {
         // Ops nobody will run: fail them so their waiters return.
         for (auto& pending : queue_) {
@@ -56,29 +56,59 @@ void WorkQueue::run() {
       }
       item = std::move(queue_.front());
       queue_.pop_front();
-      broken = broken_;
+      running_ = true;
     }
-    const OpInfo& info = item.work->info();
-    if (!broken.empty()) {
-      item.work->mark_done(std::make_exception_ptr(CommError(
-          str_cat(info.describe(), ": the group is unusable after an earlier failure: ", broken))));
-      continue;
-    }
+    execute(item);
+  }
+}
+
+bool WorkQueue::run_inline(FutureWork* work) {
+  Item item;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_ || running_ || queue_.empty() || queue_.front().work.get() != work) return false;
+    item = std::move(queue_.front());
+    queue_.pop_front();
+    running_ = true;
+  }
+  execute(item);
+  return true;
+}
+
+void WorkQueue::execute(Item& item) {
+  std::string broken;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    broken = broken_;
+  }
+  const OpInfo& info = item.work->info();
+  std::exception_ptr error;
+  std::string failure;
+  if (!broken.empty()) {
+    error = std::make_exception_ptr(
+        CommError(str_cat(info.describe(), ": the group is unusable after an earlier failure: ", broken)));
+  } else {
     try {
       item.task(info);
-      item.work->mark_done();
     } catch (const CommError& e) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      broken_ = e.what();
-      item.work->mark_done(std::current_exception());
+      failure = e.what();
+      error = std::current_exception();
     } catch (const TimeoutError& e) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      broken_ = e.what();
-      item.work->mark_done(std::current_exception());
+      failure = e.what();
+      error = std::current_exception();
     } catch (...) {
-      item.work->mark_done(std::current_exception());
+      error = std::current_exception();
     }
   }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!failure.empty() && broken_.empty()) broken_ = failure;
+    running_ = false;
+  }
+  // The next op may start (on the worker or inline) before this one's waiters wake: the
+  // ordering rule is about issue order, which is preserved.
+  cv_.notify_all();
+  item.work->mark_done(error);
 }
 
 }  // namespace crew::dist

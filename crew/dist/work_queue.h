@@ -7,6 +7,9 @@
 //   auto work = queue.submit("all_reduce", [&](const OpInfo& info) { ...gloo call... });
 //   work->wait();
 //
+// A wait() with the group's full timeout on an op that nothing runs before runs it on the
+// waiting thread instead (the order is unchanged: only the next op, with none running).
+//
 // After an op fails with a communication error or a timeout, the peers are in an unknown
 // state, so every later op fails at once with a CommError naming the first failure.
 #include <chrono>
@@ -44,6 +47,10 @@ class WorkQueue {
     Task task;
   };
   void run();
+  // Runs `work` here if it is next and nothing is running; true if it did.
+  bool run_inline(FutureWork* work);
+  // Runs one dequeued item (the caller set running_).
+  void execute(Item& item);
 
   const std::string group_name_;
   const int rank_;
@@ -53,6 +60,7 @@ class WorkQueue {
   std::deque<Item> queue_;
   uint64_t next_seq_ = 0;
   bool stopping_ = false;
+  bool running_ = false;  // an op is executing (on the worker or inline)
   std::string broken_;  // the first communication failure, "" while healthy
   std::thread worker_;
 };

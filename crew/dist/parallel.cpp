@@ -1,0 +1,311 @@
+#include "crew/dist/parallel.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "crew/core/check.h"
+#include "crew/core/env.h"
+#include "crew/core/logging.h"
+#include "crew/core/parallel_env.h"
+#include "crew/core/timer.h"
+#include "crew/dist/backends/gloo/process_group_gloo.h"
+#include "crew/dist/store/prefix_store.h"
+#include "crew/dist/store/tcp_store.h"
+#if __has_include("crew/dist/backends/shm/shm_process_group.h") && \
+    __has_include("crew/dist/backends/shm/shm_process_group.cpp")
+#include "crew/dist/backends/shm/shm_process_group.h"
+#define CREW_HAVE_SHM_BACKEND 1
+#endif
+
+namespace crew::dist {
+
+Group::Group(int rank, int id, std::vector<int> ranks, std::shared_ptr<ProcessGroup> pg, std::string name)
+    : rank_(rank), id_(id), ranks_(std::move(ranks)), pg_(std::move(pg)), name_(std::move(name)) {}
+
+int Group::get_group_rank(int global_rank) const {
+  auto it = std::find(ranks_.begin(), ranks_.end(), global_rank);
+  return it == ranks_.end() ? -1 : static_cast<int>(it - ranks_.begin());
+}
+
+namespace {
+
+// The job's store: a client, which on the rank that hosts the store also runs the server.
+struct JobStore {
+  std::shared_ptr<TCPStore> client;
+  bool hosts_server = false;
+};
+
+JobStore connect_job_store(const ParallelEnv& env, std::chrono::milliseconds timeout) {
+  CREW_CHECK(env.has_master(), "init_parallel_env (rank ", env.rank, " of ", env.world_size,
+             "): no rendezvous address; set CREW_MASTER=HOST:PORT (or PADDLE_MASTER, or MASTER_ADDR and "
+             "MASTER_PORT), or start the job with crew launch");
+  JobStore job;
+  job.hosts_server = env.rank == 0 && !env::get_bool("CREW_STORE_HOSTED", false);
+  TCPStoreOptions options;
+  options.port = env.master_port;
+  options.is_server = job.hosts_server;
+  options.timeout = timeout;
+  options.connect_timeout = timeout;
+  options.job_token = env.job_token;
+  job.client = std::make_shared<TCPStore>(env.master_addr, options);
+  return job;
+}
+
+// Everything init_parallel_env sets up; torn down by destroy_process_group or at exit.
+struct Runtime {
+  std::mutex mutex;
+  ParallelEnv env;
+  JobStore job_store;                      // the store connection (and server on rank 0)
+  std::shared_ptr<Store> root;             // job_store.client under "crew/<restart>/<gen>/"
+  std::map<int, std::shared_ptr<Group>> groups;
+  std::shared_ptr<Group> self_group;       // a world of one, after init_parallel_env
+  std::string backend;                     // the default group's backend
+  std::chrono::milliseconds timeout{ProcessGroupOptions::kDefaultTimeout};
+  std::chrono::milliseconds exit_timeout{InitOptions::kDefaultExitTimeout};
+  int next_group_id = 1;
+  int generation = 0;                      // init_parallel_env calls so far in this process
+
+  ~Runtime() {
+    try {
+      destroy_groups();
+      close_store();
+    } catch (const std::exception& e) {
+      CREW_LOG(WARNING) << "crew::dist shutdown at exit: " << e.what();
+    }
+  }
+
+  // Groups go; the store connection stays for the next init_parallel_env (keys of the next
+  // generation live under a fresh prefix) until the process exits, as Paddle's global store.
+  void destroy_groups() {
+    groups.clear();  // joins each group's worker thread
+    self_group.reset();
+    root.reset();
+  }
+
+  // At exit. The rank hosting the store waits (bounded) until every rank has left, so that
+  // no rank loses the store in the middle of its own teardown or of a subgroup's rendezvous.
+  void close_store() {
+    if (!job_store.client) return;
+    try {
+      const std::string key = str_cat("crew/", env.restart_count, "/exit");
+      const int64_t left = job_store.client->add(key, 1);
+      if (job_store.hosts_server && left < env.world_size) {
+        Deadline deadline(exit_timeout);
+        while (job_store.client->add(key, 0) < env.world_size) {
+          if (deadline.expired()) {
+            CREW_LOG(WARNING) << "crew::dist shutdown (rank " << env.rank << "): "
+                              << job_store.client->add(key, 0) << " of " << env.world_size << " ranks left within "
+                              << format_duration(exit_timeout) << "; closing the store anyway";
+            break;
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+      }
+    } catch (const std::exception& e) {
+      CREW_LOG(WARNING) << "crew::dist shutdown (rank " << env.rank << "): leaving the store failed: " << e.what();
+    }
+    job_store = JobStore{};
+  }
+};
+
+Runtime& runtime() {
+  static Runtime r;
+  return r;
+}
+
+void register_builtin_backends() {
+  if (!is_backend_registered("gloo")) register_backend("gloo", create_gloo_process_group);
+#ifdef CREW_HAVE_SHM_BACKEND
+  if (!is_backend_registered("shm")) {
+    register_backend("shm", [](const std::shared_ptr<Store>& store, int rank, int size,
+                               const ProcessGroupOptions& options) {
+      return create_shm_process_group(store, rank, size, options);
+    });
+  }
+#endif
+}
+
+// "<hostname>/<boot id>": equal for two processes exactly when they share a host (boot ids
+// tell apart containers that share a hostname but not a kernel).
+std::string host_identity() {
+  char name[256] = {};
+  ::gethostname(name, sizeof(name) - 1);
+  std::string boot_id;
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::getline(in, boot_id);
+  return str_cat(name, "/", boot_id);
+}
+
+// Resolves "auto": shm when every rank shares this host and shm is built in, else gloo.
+std::string choose_backend(const std::string& requested, Store& root, const ParallelEnv& env,
+                           std::chrono::milliseconds timeout) {
+  std::string backend = requested.empty() ? "auto" : requested;
+  if (backend == "auto") backend = env::get_string("CREW_BACKEND", "auto");
+  if (backend != "auto") {
+    if (!is_backend_registered(backend)) {
+      std::string known;
+      for (const auto& name : registered_backends()) known += (known.empty() ? "" : ", ") + name;
+      CREW_THROW(ValueError, "init_parallel_env (rank ", env.rank, "): backend '", backend,
+                 "' is not available; choose auto or one of: ", known);
+    }
+    return backend;
+  }
+  root.set(str_cat("host/", env.rank), host_identity());
+  std::vector<std::string> keys;
+  for (int r = 0; r < env.world_size; ++r) keys.push_back(str_cat("host/", r));
+  root.wait(keys, timeout);
+  const std::string mine = host_identity();
+  bool one_host = true;
+  for (const auto& key : keys) one_host = one_host && root.get_string(key) == mine;
+  return one_host && is_backend_registered("shm") ? "shm" : "gloo";
+}
+
+std::string pg_name(int id) { return id == 0 ? "default" : str_cat("group", id); }
+std::string group_name(int id) { return id == 0 ? "_default_pg" : str_cat("_default_pg", id); }
+
+}  // namespace
+
+std::shared_ptr<Group> init_parallel_env(const InitOptions& options) {
+  Runtime& rt = runtime();
+  std::lock_guard<std::mutex> lock(rt.mutex);
+  if (auto it = rt.groups.find(0); it != rt.groups.end()) return it->second;
+  register_builtin_backends();
+  rt.env = ParallelEnv::from_env();
+  rt.timeout = options.timeout.value_or(env::get_duration("CREW_TIMEOUT", ProcessGroupOptions::kDefaultTimeout));
+  CREW_CHECK(rt.timeout.count() > 0, "init_parallel_env: timeout must be positive, got ", rt.timeout.count(), " ms");
+  rt.exit_timeout = options.exit_timeout;
+  if (rt.env.world_size < 2) {
+    CREW_LOG(WARNING) << kNotParallelWarning;
+    ProcessGroupOptions pg_options{rt.timeout, "default"};
+    rt.self_group = std::make_shared<Group>(0, 0, std::vector<int>{0}, create_self_process_group(pg_options),
+                                            group_name(0));
+    return nullptr;
+  }
+  const auto store_timeout =
+      options.store_timeout.value_or(env::get_duration("CREW_STORE_TIMEOUT", InitOptions::kDefaultStoreTimeout));
+  // Built in locals and committed at the end, so a failed init leaves nothing half set up.
+  JobStore job = rt.job_store.client ? rt.job_store : connect_job_store(rt.env, store_timeout);
+  auto root = std::make_shared<PrefixStore>(str_cat("crew/", rt.env.restart_count, "/", rt.generation++, "/"),
+                                            job.client);
+  const std::string backend = choose_backend(options.backend, *root, rt.env, store_timeout);
+  std::vector<int> ranks(rt.env.world_size);
+  for (int r = 0; r < rt.env.world_size; ++r) ranks[r] = r;
+  auto pg = create_process_group(backend, std::make_shared<PrefixStore>("pg/0/", root), rt.env.rank,
+                                 rt.env.world_size, ProcessGroupOptions{rt.timeout, pg_name(0)});
+  auto group = std::make_shared<Group>(rt.env.rank, 0, std::move(ranks), std::move(pg), group_name(0));
+  rt.job_store = std::move(job);
+  rt.root = std::move(root);
+  rt.backend = backend;
+  rt.groups[0] = group;
+  rt.next_group_id = 1;
+  CREW_LOG(DEBUG) << "init_parallel_env: rank " << rt.env.rank << " of " << rt.env.world_size << " joined group "
+                  << group->name() << " (backend " << rt.backend << ")";
+  return group;
+}
+
+bool is_initialized() {
+  Runtime& rt = runtime();
+  std::lock_guard<std::mutex> lock(rt.mutex);
+  return rt.groups.count(0) > 0;
+}
+
+int get_rank(const Group* group) {
+  if (group) return group->rank();
+  Runtime& rt = runtime();
+  {
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    if (rt.groups.count(0)) return rt.env.rank;
+  }
+  return ParallelEnv::from_env().rank;
+}
+
+int get_world_size(const Group* group) {
+  if (group) return group->world_size();
+  Runtime& rt = runtime();
+  {
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    if (auto it = rt.groups.find(0); it != rt.groups.end()) return it->second->world_size();
+  }
+  return ParallelEnv::from_env().world_size;
+}
+
+std::shared_ptr<Group> new_group(const std::vector<int>& ranks, const std::string& backend) {
+  Runtime& rt = runtime();
+  std::lock_guard<std::mutex> lock(rt.mutex);
+  CREW_CHECK_T(StateError, rt.groups.count(0) > 0, kNotInitializedMessage);
+  std::vector<int> members = ranks;
+  if (members.empty()) {
+    for (int r = 0; r < rt.env.world_size; ++r) members.push_back(r);
+  }
+  std::sort(members.begin(), members.end());
+  CREW_CHECK(std::adjacent_find(members.begin(), members.end()) == members.end(), "new_group (rank ", rt.env.rank,
+             "): ranks must be distinct");
+  CREW_CHECK(members.front() >= 0 && members.back() < rt.env.world_size, "new_group (rank ", rt.env.rank,
+             "): ranks must be in [0, ", rt.env.world_size, "), got ", members.front(), "..", members.back());
+  const int id = rt.next_group_id++;
+  auto it = std::find(members.begin(), members.end(), rt.env.rank);
+  std::shared_ptr<ProcessGroup> pg;
+  int my_rank = -1;
+  if (it != members.end() && members.size() == 1) {
+    my_rank = 0;
+    pg = create_self_process_group(ProcessGroupOptions{rt.timeout, pg_name(id)});
+  } else if (it != members.end()) {
+    my_rank = static_cast<int>(it - members.begin());
+    pg = create_process_group(backend.empty() ? rt.backend : backend,
+                              std::make_shared<PrefixStore>(str_cat("pg/", id, "/"), rt.root), my_rank,
+                              static_cast<int>(members.size()), ProcessGroupOptions{rt.timeout, pg_name(id)});
+  }
+  auto group = std::make_shared<Group>(my_rank, id, std::move(members), std::move(pg), group_name(id));
+  rt.groups[id] = group;
+  return group;
+}
+
+std::shared_ptr<Group> get_group(int id) {
+  Runtime& rt = runtime();
+  std::lock_guard<std::mutex> lock(rt.mutex);
+  auto it = rt.groups.find(id);
+  return it == rt.groups.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<Group> default_group() {
+  auto group = get_group(0);
+  CREW_CHECK_T(StateError, group != nullptr, kNotInitializedMessage);
+  return group;
+}
+
+void destroy_process_group(const Group* group) {
+  Runtime& rt = runtime();
+  std::lock_guard<std::mutex> lock(rt.mutex);
+  if (group != nullptr && group->id() != 0) {
+    rt.groups.erase(group->id());
+    return;
+  }
+  rt.destroy_groups();
+}
+
+std::shared_ptr<Store> global_store() {
+  Runtime& rt = runtime();
+  std::lock_guard<std::mutex> lock(rt.mutex);
+  CREW_CHECK_T(StateError, rt.root != nullptr, kNotInitializedMessage);
+  return rt.root;
+}
+
+namespace detail {
+
+Group& resolve_group(Group* group) {
+  if (group) return *group;
+  Runtime& rt = runtime();
+  std::lock_guard<std::mutex> lock(rt.mutex);
+  if (auto it = rt.groups.find(0); it != rt.groups.end()) return *it->second;
+  if (rt.self_group) return *rt.self_group;
+  CREW_THROW(StateError, kNotInitializedMessage);
+}
+
+}  // namespace detail
+
+}  // namespace crew::dist
