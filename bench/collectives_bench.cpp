@@ -3,7 +3,7 @@
 // slowest rank's time per op, and algbw = size / time, busbw = algbw * factor(op, n)
 // (all_reduce 2(n-1)/n; all_gather, reduce_scatter, alltoall (n-1)/n; broadcast, reduce 1).
 // Sizes follow nccl-tests: all_gather's size is its whole output, reduce_scatter's its
-// whole input. Then barrier latency.
+// whole input. Then barrier and all_gather_object (of {'foo': [1, 2, 3]}) latency.
 //
 //   ./collectives_bench --nprocs 2                               # forks 2 ranks on this host
 //   ./collectives_bench --nprocs 2 --backend shm,gloo --op all_reduce,all_gather --sizes 4:64M
@@ -22,6 +22,8 @@
 #include "crew/core/parallel_env.h"
 #include "crew/dist/backends/gloo/process_group_gloo.h"
 #include "crew/dist/backends/shm/shm_process_group.h"
+#include "crew/dist/object_collectives.h"
+#include "crew/dist/parallel.h"
 #include "tests/dist/shm_harness.h"
 
 namespace dist = crew::dist;
@@ -132,6 +134,33 @@ std::shared_ptr<dist::ProcessGroup> make_group(const std::string& backend, const
   CREW_THROW(ValueError, "collectives_bench: unknown backend '", backend, "' (shm, gloo)");
 }
 
+// all_gather_object of a small dict through this group (wrapped in a dist::Group).
+void bench_all_gather_object(dist::ProcessGroup& pg, const BenchOptions& opt) {
+  std::vector<int> ranks;
+  for (int r = 0; r < pg.size(); ++r) ranks.push_back(r);
+  std::shared_ptr<dist::ProcessGroup> borrowed(&pg, [](dist::ProcessGroup*) {});
+  dist::Group group(pg.rank(), 1000, ranks, borrowed, "bench_" + pg.backend_name());
+  const dist::Object obj = dist::Object::dict({{"foo", dist::Object::list({1, 2, 3})}});
+  std::vector<dist::Object> gathered;
+  const int iters = std::max(1, opt.latency_iters / 4);
+  std::vector<double> per_run;
+  for (int r = 0; r < opt.runs; ++r) {
+    pg.barrier()->wait();
+    const auto t0 = Clock::now();
+    for (int i = 0; i < iters; ++i) dist::all_gather_object(gathered, obj, &group);
+    per_run.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / iters);
+  }
+  CREW_CHECK(static_cast<int>(gathered.size()) == pg.size(), "all_gather_object returned ", gathered.size(),
+             " objects");
+  const Stats s = slowest(pg, per_run);
+  if (pg.rank() == 0) {
+    std::printf("# all_gather_object({'foo': [1, 2, 3]}), backend %s, %d ranks: min %.2f us, median %.2f us, "
+                "max %.2f us\n",
+                pg.backend_name().c_str(), pg.size(), s.min, s.median, s.max);
+    std::fflush(stdout);
+  }
+}
+
 void bench_backend(dist::ProcessGroup& pg, const BenchOptions& opt, int64_t min_bytes, int64_t max_bytes) {
   const int rank = pg.rank(), n = pg.size();
   const DType dtype = crew::parse_dtype(opt.dtype);
@@ -178,6 +207,7 @@ void bench_backend(dist::ProcessGroup& pg, const BenchOptions& opt, int64_t min_
                 pg.backend_name().c_str(), n, s.min, s.median, s.max);
     std::fflush(stdout);
   }
+  bench_all_gather_object(pg, opt);
 }
 
 void run_rank(int rank, int world, dist::Store& store_ref, const BenchOptions& opt) {
