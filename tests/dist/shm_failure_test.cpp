@@ -180,6 +180,19 @@ TEST(ShmFailure, DevShmTooSmallNamesTheSizes) {
   EXPECT_TRUE(shm_entries(prefix).empty());
 }
 
+// Every rank learns of rank 0's failure at once (the caller can then fall back to Gloo).
+TEST(ShmFailure, SegmentCreationFailureReachesEveryRank) {
+  auto results = run_ranks(2, [&](int rank, Store& store) {
+    ShmOptions shm;
+    shm.mailbox_bytes = size_t{1} << 40;
+    std::shared_ptr<Store> borrowed(&store, [](Store*) {});
+    const std::string expected = rank == 0 ? "too small" : "rank 0 could not create the shared-memory segment";
+    require_throws<CommError>([&] { create_shm_process_group(borrowed, rank, 2, ProcessGroupOptions{}, shm); },
+                              {expected, "need "});
+  });
+  for (const auto& r : results) EXPECT_TRUE(r.ok());
+}
+
 TEST(ShmFailure, BadArgumentsAreValueErrors) {
   auto results = run_ranks(2, [&](int rank, Store& store) {
     auto pg = make_group(store, rank, 2, std::chrono::seconds(60));

@@ -76,6 +76,9 @@ std::string random_token() {
   return buf;
 }
 
+// Published instead of a segment name when rank 0 cannot create the segment.
+constexpr const char* kCreateFailed = "!failed: ";
+
 std::string job_label() {
   for (const char* var : {"CREW_JOB_ID", "PADDLE_JOB_ID", "SLURM_JOB_ID"}) {
     if (auto v = env::get(var)) return sanitize(*v, 32);
@@ -114,7 +117,13 @@ void ShmComm::rendezvous(Store& store, const ShmOptions& shm) {
   if (rank_ == 0) {
     segment_name_ = str_cat("/", shm_segment_prefix(), job_label(), "-", sanitize(group_, 32), "-", ::getpid(), "-",
                             random_token());
-    segment_ = ShmSegment::create(segment_name_, bytes, shm.shm_dir);
+    try {
+      segment_ = ShmSegment::create(segment_name_, bytes, shm.shm_dir);
+    } catch (const CommError& e) {
+      // Tell the others instead of leaving them waiting for the store timeout.
+      store.set(prefix + "segment", std::string(kCreateFailed) + e.what());
+      throw;
+    }
     auto* header = new (segment_.data()) SegmentHeader();
     header->version = kShmVersion;
     header->world = world_;
@@ -130,6 +139,11 @@ void ShmComm::rendezvous(Store& store, const ShmOptions& shm) {
     store.set(prefix + "segment", segment_name_);
   } else {
     segment_name_ = store.get_string(prefix + "segment");
+    if (segment_name_.rfind(kCreateFailed, 0) == 0) {
+      CREW_THROW(CommError, "shm rendezvous (rank ", rank_, ", group ", group_,
+                 "): rank 0 could not create the shared-memory segment: ",
+                 segment_name_.substr(std::strlen(kCreateFailed)));
+    }
     segment_ = ShmSegment::open(segment_name_, bytes);
   }
   base_ = static_cast<uint8_t*>(segment_.data());
