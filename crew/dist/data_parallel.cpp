@@ -123,9 +123,11 @@ void DataParallel::check_peers_running() {
 }
 
 void DataParallel::announce_done() {
+  // The number of steps this rank started (a failing step counts), so a peer that is still
+  // waiting in a later step sees that this rank will not join it.
   auto store = dist::global_store();
   const int me = dist::get_rank();
-  const int64_t my_steps = static_cast<int64_t>(reducer_->steps());
+  const int64_t my_steps = static_cast<int64_t>(reducer_->prepared_steps());
   store->set(done_key(id_, me), std::to_string(my_steps));
   if (std::uncaught_exceptions() > 0) return;  // this rank is failing already; just tell the others
   Deadline deadline(options_.exit_check_timeout);
@@ -138,8 +140,8 @@ void DataParallel::announce_done() {
     }
     const int64_t peer_steps = parse_steps(store->get(key));
     if (peer_steps != my_steps) {
-      CREW_LOG(ERROR) << "DataParallel (rank " << me << "): this rank finished after " << my_steps
-                      << " steps but rank " << peer << " after " << peer_steps
+      CREW_LOG(ERROR) << "DataParallel (rank " << me << "): this rank ran " << my_steps << " steps but rank "
+                      << peer << " ran " << peer_steps
                       << ": the ranks ran different numbers of batches, so the gradients of the last steps "
                          "were never averaged. Use crew::io::DistributedBatchSampler, which gives every rank "
                          "the same number of batches.";

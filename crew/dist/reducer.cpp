@@ -128,6 +128,7 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
   for (auto& bucket : buckets_) bucket.pending = bucket.params.size();
   next_bucket_ = 0;
   armed_ = true;
+  ++prepared_;
   stats_ = ReducerStats{0, steps_, buckets_.size()};
   for (size_t i : unused_) mark_ready(i, params_[i].grad().defined());
 }

@@ -69,7 +69,9 @@ class Reducer {
   const std::vector<Bucket>& buckets() const { return buckets_; }
   const ReducerStats& stats() const { return stats_; }
   double total_comm_wait_seconds() const { return total_comm_wait_; }
+  // Passes whose gradients were averaged, and passes armed (one more while one is in flight).
   size_t steps() const { return steps_; }
+  size_t prepared_steps() const { return prepared_; }
 
   // Assigns parameters (by byte size, in order) to groups; exposed for tests.
   static std::vector<std::vector<size_t>> assign_buckets(const std::vector<size_t>& param_bytes,
@@ -97,6 +99,7 @@ class Reducer {
   bool armed_ = false;
   bool first_step_ = true;
   size_t steps_ = 0;
+  size_t prepared_ = 0;
   ReducerStats stats_;
   double total_comm_wait_ = 0;
 };
