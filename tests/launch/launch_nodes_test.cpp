@@ -43,5 +43,23 @@ TEST(LaunchNodes, AFailureOnOneNodeStopsTheOther) {
   EXPECT_NE(r0.stderr_text.find("failed on another node"), std::string::npos) << r0.stderr_text;
 }
 
+TEST(LaunchNodes, BothNodesRestartTogether) {
+  TempDir dir;
+  const std::string master = "127.0.0.1:" + std::to_string(free_port());
+  // Node 1 fails in the first generation; node 0's worker would sleep forever there.
+  CrewProcess node0(dir, {"launch", "--nnodes", "2", "--rank", "0", "--master", master, "--nproc_per_node", "1",
+                          "--max_restart", "1", "--log_dir", dir.file("log0"), "/bin/sh", "-c",
+                          "echo gen=$CREW_RESTART_COUNT world=$CREW_WORLD_SIZE; [ $CREW_RESTART_COUNT = 1 ] || sleep 60"});
+  CrewProcess node1(dir, {"launch", "--nnodes", "2", "--rank", "1", "--master", master, "--nproc_per_node", "1",
+                          "--max_restart", "1", "--log_dir", dir.file("log1"), "/bin/sh", "-c",
+                          "echo gen=$CREW_RESTART_COUNT; [ $CREW_RESTART_COUNT = 1 ] || exit 9"});
+  CrewRun r1 = node1.wait(seconds(60));
+  CrewRun r0 = node0.wait(seconds(60));
+  EXPECT_EQ(r0.code, 0) << r0.output;
+  EXPECT_EQ(r1.code, 0) << r1.output;
+  EXPECT_EQ(count(r0.stderr_text, "Restarting the job"), 1) << r0.stderr_text;
+  EXPECT_NE(read_file(dir.file("log0/workerlog.0")).find("gen=0 world=2\ngen=1 world=2\n"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace crew::launch::testing
