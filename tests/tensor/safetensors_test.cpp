@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "crew/tensor/random.h"
 #include "crew/tensor/safetensors_checksum.h"
 
 namespace crew {
@@ -281,6 +282,50 @@ TEST_F(SafetensorsTest, CorruptionNeverCrashes) {
     attempt(bad);
   }
   EXPECT_EQ(errors, changed);
+}
+
+// Headers assembled at random from JSON fragments, with random data sizes: load either
+// succeeds or throws a crew::Error (a small, deterministic fuzz run).
+TEST_F(SafetensorsTest, RandomHeadersNeverCrash) {
+  const char* kTokens[] = {"{",
+                           "}",
+                           "[",
+                           "]",
+                           ",",
+                           ":",
+                           "\"w\"",
+                           "\"dtype\"",
+                           "\"F32\"",
+                           "\"U8\"",
+                           "\"shape\"",
+                           "\"data_offsets\"",
+                           "\"__metadata__\"",
+                           "0",
+                           "4",
+                           "8",
+                           "18446744073709551615",
+                           "-1",
+                           "1e3",
+                           "true",
+                           "null",
+                           " ",
+                           "\"\\u0041\""};
+  const size_t kCount = sizeof(kTokens) / sizeof(kTokens[0]);
+  Generator gen(2024);
+  std::string p = path("fuzz.safetensors");
+  int loaded = 0;
+  for (int iter = 0; iter < 400; ++iter) {
+    std::string header = iter % 3 == 0 ? "{\"w\":{\"dtype\":\"U8\",\"shape\":[" : "";
+    int n = 1 + static_cast<int>(gen.next_u64() % 24);
+    for (int k = 0; k < n; ++k) header += kTokens[gen.next_u64() % kCount];
+    craft("fuzz.safetensors", header, std::string(gen.next_u64() % 16, 'x'));
+    try {
+      load(p);
+      ++loaded;
+    } catch (const Error&) {
+    }
+  }
+  EXPECT_LT(loaded, 400);  // most random headers are invalid; any non-crew exception fails the test
 }
 
 TEST_F(SafetensorsTest, ChecksumCatchesSilentCorruption) {
