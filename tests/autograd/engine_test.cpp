@@ -1,6 +1,8 @@
 // The backward engine: accumulation, retain_graph, stop_gradient, no_grad, detach, leaves.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "crew/autograd/autograd.h"
 #include "crew/autograd/ops.h"
 
@@ -112,6 +114,31 @@ TEST(EngineTest, DeepChainDoesNotRecurse) {
   for (int i = 0; i < 20000; ++i) y = add(y, 0.0);
   sum(y).backward();
   EXPECT_FLOAT_EQ(w.grad().item(), 1.0f);
+}
+
+TEST(EngineTest, GradModeIsPerThread) {
+  NoGradGuard guard;
+  bool other_thread_enabled = false;
+  std::thread t([&] { other_thread_enabled = is_grad_enabled(); });
+  t.join();
+  EXPECT_FALSE(is_grad_enabled());
+  EXPECT_TRUE(other_thread_enabled);
+}
+
+TEST(EngineTest, IndependentGraphsBackwardConcurrently) {
+  std::vector<Tensor> ws;
+  for (int i = 0; i < 4; ++i) ws.push_back(param({1, 2, 3}, {3}));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      for (int rep = 0; rep < 50; ++rep) sum(mul(mul(ws[i], ws[i]), static_cast<double>(i + 1))).backward();
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < 4; ++i) {
+    const float k = 50.0f * 2 * (i + 1);
+    EXPECT_EQ(ws[i].grad().to_vector<float>(), (std::vector<float>{k, 2 * k, 3 * k})) << i;
+  }
 }
 
 }  // namespace
