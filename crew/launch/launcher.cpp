@@ -135,6 +135,14 @@ int run_generation(Job& job, int generation, int restarts_left, SignalPipe& sign
   launch_info(str_cat("Run Pod: ", name, ", replicas ", job.slots.size(), ", status ready"));
   pod.start();
   launch_info(str_cat("Watching Pod: ", name, ", replicas ", job.slots.size(), ", status running"));
+  const auto pids = pod.pids();
+  for (size_t i = 0; i < job.slots.size(); ++i) {
+    std::string cpus;
+    for (int c : job.slots[i].cpus) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
+    launch_log(LogLevel::DEBUG, str_cat("worker rank ", m.rank_offset + static_cast<int>(i), " pid ", pids[i],
+                                        " device ", job.slots[i].device_id, " cpus [", cpus, "] threads ",
+                                        job.slots[i].num_threads, " log ", pod.log_path(static_cast<int>(i))));
+  }
 
   // Another node's failure (or silence) stops this node's pod too.
   Stopwatch since_beat;
