@@ -1,6 +1,8 @@
-// The main job: the seed's CNN (MyNet) trained with Adam on Fashion-MNIST (or CIFAR-10) in
-// one process, as in the seed's DistributedBatchSampler demo.
+// The main job: the seed's CNN (MyNet) trained with Adam on Fashion-MNIST (or CIFAR-10),
+// data-parallel under `crew launch` (DataParallel + DistributedBatchSampler, batch 32 per
+// rank) or in one process when started alone, as in the seed's section 4.
 //
+//   crew launch --devices=0,1 bin/train_cnn --compare-single   # 2 ranks, then the speed-up
 //   bin/train_cnn                                   # 10 epochs, batch 32, Adam lr 0.001
 //   bin/train_cnn --max-steps 20 --epochs 1 --test-samples 500 --metrics m.jsonl
 //   bin/train_cnn --dataset cifar10 --data-dir ~/cifar-10-binary.tar.gz --save ckpt
@@ -8,6 +10,12 @@
 // Output: the seed's "epoch: 0, batch_id: 0, loss is: [2.4006782]" every 1000 batches, a
 // progress bar per epoch (stderr), "epoch 0: test accuracy 0.8712 (10000 images), 2650
 // images/s" after each epoch and "done: ..." at the end.
+//
+// Test accuracy is computed over the test split sharded across ranks without padding
+// (DistributedBatchSamplerOptions::pad = false), so every test image counts exactly once.
+// --compare-single: after training, rank 0 alone trains a fresh copy in one process (the
+// others wait) for --compare-steps steps and prints the measured speed-up.
+// --profile: where a step's time goes (compute, gradient communication wait, data wait).
 //
 // --save DIR writes DIR/model.safetensors and DIR/optimizer.safetensors (metadata:
 // epochs_done, global_step) after every epoch, including one cut short by --max-steps.
@@ -24,8 +32,12 @@
 #include <string>
 
 #include "crew/autograd/autograd.h"
+#include "crew/core/parallel_env.h"
 #include "crew/core/progress_bar.h"
 #include "crew/core/timer.h"
+#include "crew/dist/collective.h"
+#include "crew/dist/data_parallel.h"
+#include "crew/dist/parallel.h"
 #include "crew/io/io.h"
 #include "crew/nn/functional.h"
 #include "crew/nn/models/my_net.h"
@@ -53,6 +65,9 @@ struct TrainOptions {
   int64_t test_samples = 0;   // 0: the whole test split
   int threads = 0;            // 0: crew's default (CREW_NUM_THREADS or all cores)
   int64_t log_every = 1000;
+  bool compare_single = false;
+  int64_t compare_steps = 300;
+  bool profile = false;
 };
 
 struct Data {
@@ -125,12 +140,14 @@ class Metrics {
   std::ofstream out_;
 };
 
-// Fraction of correctly classified test images.
+// Fraction of correctly classified test images, over every rank's unpadded shard.
 double evaluate(crew::nn::models::MyNet& net, const std::shared_ptr<crew::io::Dataset>& test, int num_workers,
                 int64_t* images) {
   crew::NoGradGuard no_grad;
   net.eval();
-  crew::io::DataLoader loader(test, {.batch_size = 500, .num_workers = num_workers});
+  auto shard = std::make_shared<crew::io::DistributedBatchSampler>(
+      *test, 500, crew::io::DistributedBatchSamplerOptions{.pad = false});
+  crew::io::DataLoader loader(test, shard, {.num_workers = num_workers});
   int64_t correct = 0, total = 0;
   for (auto& batch : loader) {
     crew::Tensor logits = net(batch[0]);
@@ -145,6 +162,12 @@ double evaluate(crew::nn::models::MyNet& net, const std::shared_ptr<crew::io::Da
     total += n;
   }
   net.train();
+  if (crew::dist::is_initialized()) {
+    crew::Tensor counts = crew::Tensor::from_vector<int64_t>({correct, total});
+    crew::dist::all_reduce(counts);
+    correct = counts.data<int64_t>()[0];
+    total = counts.data<int64_t>()[1];
+  }
   *images = total;
   return total ? static_cast<double>(correct) / static_cast<double>(total) : 0.0;
 }
@@ -158,8 +181,44 @@ void save_checkpoint(const std::string& dir, crew::nn::models::MyNet& net, crew:
   crew::save(opt.state_dict(), dir + "/optimizer.safetensors", meta);
 }
 
+// Where a step's time went, summed over the run (rank 0's view).
+struct Profile {
+  double data_wait = 0, step = 0;
+  int64_t steps = 0;
+};
+
+// One process training a fresh copy of the net for `steps` steps on this rank's share of the
+// data loader settings: images/s after a short warm-up.
+double single_process_rate(const TrainOptions& o, const Data& data) {
+  auto net = std::make_shared<crew::nn::models::MyNet>(10, data.channels, data.image_size);
+  crew::optim::Adam opt(net->parameters(), {.learning_rate = o.lr});
+  auto sampler = std::make_shared<crew::io::BatchSampler>(*data.train, o.batch_size, !o.no_shuffle, true);
+  crew::io::DataLoader loader(data.train, sampler, {.num_workers = o.num_workers, .seed = o.seed});
+  const int64_t warmup = 20;
+  int64_t step = 0, images = 0;
+  crew::Stopwatch watch;
+  for (auto& batch : loader) {
+    if (step == warmup) {
+      watch.reset();
+      images = 0;
+    }
+    crew::Tensor loss = crew::nn::functional::cross_entropy((*net)(batch[0]), batch[1]);
+    loss.backward();
+    opt.step();
+    opt.clear_grad();
+    images += batch[0].size(0);
+    if (++step >= warmup + o.compare_steps) break;
+  }
+  return images / watch.seconds();
+}
+
 int run(const TrainOptions& o) {
   if (o.threads > 0) crew::set_num_threads(o.threads);
+  const crew::ParallelEnv penv = crew::ParallelEnv::from_env();
+  if (penv.world_size > 1) crew::dist::init_parallel_env();
+  const int rank = crew::dist::get_rank();
+  const int world = crew::dist::get_world_size();
+  const bool chief = rank == 0;
   crew::seed(o.seed);
   Data data = load_data(o);
   std::shared_ptr<crew::io::Dataset> test = data.test;
@@ -177,14 +236,26 @@ int run(const TrainOptions& o) {
     auto meta = crew::load_metadata(o.resume + "/model.safetensors");
     start_epoch = std::stoi(meta.at("epochs_done"));
     global_step = std::stoll(meta.at("global_step"));
-    std::cout << "resumed from " << o.resume << ": " << start_epoch << " epochs, step " << global_step << std::endl;
+    if (chief) std::cout << "resumed from " << o.resume << ": " << start_epoch << " epochs, step " << global_step << std::endl;
+  }
+  // Data-parallel when there is more than one rank: parameters broadcast from rank 0 here,
+  // gradients averaged during backward.
+  std::shared_ptr<crew::DataParallel> dp;
+  crew::nn::Layer* model = net.get();
+  if (world > 1) {
+    dp = std::make_shared<crew::DataParallel>(net);
+    model = dp.get();
+  }
+  if (chief) {
+    std::cout << "train_cnn: " << o.dataset << ", " << world << (world > 1 ? " ranks" : " process") << " x "
+              << crew::get_num_threads() << " thread(s), batch " << o.batch_size << " per rank" << std::endl;
   }
 
-  // The seed's sampler: shuffled with NumPy's RandomState(epoch), as Paddle does.
+  // The seed's sampler: this rank's share, shuffled with NumPy's RandomState(epoch) as Paddle does.
   auto sampler = std::make_shared<crew::io::DistributedBatchSampler>(
       *data.train, o.batch_size, crew::io::DistributedBatchSamplerOptions{.shuffle = !o.no_shuffle});
-  crew::io::DataLoader loader(data.train, sampler, {.num_workers = o.num_workers, .seed = o.seed});
-  Metrics metrics(o.metrics);
+  crew::io::DataLoader loader(data.train, sampler, {.num_workers = o.num_workers, .seed = o.seed + rank});
+  Metrics metrics(chief ? o.metrics : std::string());
 
   crew::Stopwatch total_watch;
   double train_seconds = 0;
@@ -192,20 +263,26 @@ int run(const TrainOptions& o) {
   double accuracy = 0;
   int epochs_done = start_epoch, epochs_run = 0;
   bool stop = false;
+  Profile prof;
   for (int epoch = start_epoch; epoch < o.epochs && !stop; ++epoch) {
     sampler->set_epoch(epoch);
     ++epochs_run;
     crew::ProgressBar bar(loader.size(), {.desc = "epoch " + std::to_string(epoch)});
     crew::Stopwatch epoch_watch;
     int64_t epoch_images = 0, batch_id = 0;
+    crew::Stopwatch wait_watch;
     for (auto& batch : loader) {
-      crew::Tensor logits = (*net)(batch[0]);
+      prof.data_wait += wait_watch.seconds();
+      crew::Stopwatch step_watch;
+      crew::Tensor logits = (*model)(batch[0]);
       crew::Tensor loss = crew::nn::functional::cross_entropy(logits, batch[1]);
       loss.backward();
       opt.step();
       opt.clear_grad();
+      prof.step += step_watch.seconds();
+      ++prof.steps;
       const float loss_value = static_cast<float>(loss.item());
-      if (batch_id % o.log_every == 0) {
+      if (chief && batch_id % o.log_every == 0) {
         bar.write(crew::str_cat("epoch: ", epoch, ", batch_id: ", batch_id, ", loss is: [", short_float(loss_value), "]"));
       }
       metrics.line(crew::str_cat("{\"type\": \"step\", \"epoch\": ", epoch, ", \"step\": ", global_step,
@@ -214,13 +291,14 @@ int run(const TrainOptions& o) {
       std::snprintf(postfix, sizeof postfix, "loss=%.4f", loss_value);
       bar.set_postfix(postfix);
       bar.update();
-      epoch_images += batch[0].size(0);
+      epoch_images += batch[0].size(0) * world;
       ++batch_id;
       ++global_step;
       if (o.max_steps > 0 && ++steps_this_run >= o.max_steps) {
         stop = true;
         break;
       }
+      wait_watch.reset();
     }
     bar.close();
     const double seconds = epoch_watch.seconds();
@@ -229,22 +307,52 @@ int run(const TrainOptions& o) {
     int64_t tested = 0;
     accuracy = evaluate(*net, test, o.num_workers, &tested);
     const double rate = seconds > 0 ? epoch_images / seconds : 0.0;
-    char line[160];
-    std::snprintf(line, sizeof line, "epoch %d: test accuracy %.4f (%lld images), %.0f images/s", epoch, accuracy,
-                  static_cast<long long>(tested), rate);
-    std::cout << line << std::endl;
+    if (chief) {
+      char line[160];
+      std::snprintf(line, sizeof line, "epoch %d: test accuracy %.4f (%lld images), %.0f images/s", epoch, accuracy,
+                    static_cast<long long>(tested), rate);
+      std::cout << line << std::endl;
+    }
     metrics.line(crew::str_cat("{\"type\": \"epoch\", \"epoch\": ", epoch, ", \"steps\": ", batch_id,
                                ", \"test_accuracy\": ", accuracy, ", \"test_images\": ", tested,
                                ", \"images_per_s\": ", rate, ", \"train_seconds\": ", seconds, "}"));
     if (!stop) epochs_done = epoch + 1;
-    if (!o.save.empty()) save_checkpoint(o.save, *net, opt, epochs_done, global_step);
+    if (chief && !o.save.empty()) save_checkpoint(o.save, *net, opt, epochs_done, global_step);
   }
-  char done[200];
-  std::snprintf(done, sizeof done, "done: %d epochs, %.1f s, %.0f images/s, final test accuracy %.4f", epochs_run,
-                total_watch.seconds(), train_seconds > 0 ? train_images / train_seconds : 0.0, accuracy);
-  std::cout << done;
-  if (stop) std::cout << " (stopped by --max-steps after " << steps_this_run << " steps)";
-  std::cout << std::endl;
+  const double rate = train_seconds > 0 ? train_images / train_seconds : 0.0;
+  if (chief) {
+    char done[220];
+    std::snprintf(done, sizeof done, "done: %d epochs, %.1f s, %.0f images/s, final test accuracy %.4f", epochs_run,
+                  total_watch.seconds(), rate, accuracy);
+    std::cout << done;
+    if (stop) std::cout << " (stopped by --max-steps after " << steps_this_run << " steps)";
+    std::cout << std::endl;
+  }
+  if (o.profile && chief && prof.steps > 0) {
+    const double comm = dp && dp->reducer() ? dp->reducer()->total_comm_wait_seconds() : 0.0;
+    const double total = prof.step + prof.data_wait;
+    const double compute = prof.step - comm;
+    auto ms = [&](double s) { return 1000.0 * s / static_cast<double>(prof.steps); };
+    char line[300];
+    std::snprintf(line, sizeof line,
+                  "profile (rank 0, %lld steps): step %.2f ms = compute %.2f ms (%.1f%%) + gradient communication "
+                  "wait %.2f ms (%.1f%%) + data wait %.2f ms (%.1f%%)",
+                  static_cast<long long>(prof.steps), ms(total), ms(compute), 100 * compute / total, ms(comm),
+                  100 * comm / total, ms(prof.data_wait), 100 * prof.data_wait / total);
+    std::cout << line << std::endl;
+  }
+  if (o.compare_single) {
+    // Rank 0 measures one process on its own share of the machine while the others wait.
+    double single = 0;
+    if (chief) single = single_process_rate(o, data);
+    if (world > 1) crew::dist::barrier();
+    if (chief) {
+      char line[200];
+      std::snprintf(line, sizeof line, "speed-up: %d ranks %.0f images/s vs 1 process %.0f images/s: %.2fx", world,
+                    rate, single, single > 0 ? rate / single : 0.0);
+      std::cout << line << std::endl;
+    }
+  }
   return 0;
 }
 
@@ -270,6 +378,9 @@ int main(int argc, char** argv) {
   app.add_option("--test-samples", o.test_samples, "evaluate on the first N test images (0: all)");
   app.add_option("--threads", o.threads, "compute threads (0: CREW_NUM_THREADS or all cores)");
   app.add_option("--log-every", o.log_every, "print the loss line every N batches")->check(CLI::PositiveNumber);
+  app.add_flag("--compare-single", o.compare_single, "after training, measure one process and print the speed-up");
+  app.add_option("--compare-steps", o.compare_steps, "steps of the one-process measurement")->check(CLI::PositiveNumber);
+  app.add_flag("--profile", o.profile, "print where a step's time goes (compute, communication wait, data wait)");
   CLI11_PARSE(app, argc, argv);
   try {
     return run(o);

@@ -61,12 +61,23 @@ class DataParallel : public nn::Layer {
   NoSyncGuard no_sync() { return NoSyncGuard(*this); }
 
   // The wrapped layer's, without a prefix.
-  std::vector<Tensor> parameters() const { return layer_->parameters(); }
-  std::vector<std::pair<std::string, Tensor>> named_parameters() const { return layer_->named_parameters(); }
-  StateDict state_dict() const { return layer_->state_dict(); }
-  void set_state_dict(const StateDict& state, bool strict = true) { layer_->set_state_dict(state, strict); }
-  void train() { Layer::train(); layer_->train(); }
-  void eval() { Layer::eval(); layer_->eval(); }
+  std::vector<Tensor> parameters(bool include_sublayers = true) const override {
+    return layer_->parameters(include_sublayers);
+  }
+  std::vector<std::pair<std::string, Tensor>> named_parameters(const std::string& prefix = "",
+                                                               bool include_sublayers = true) const override {
+    return layer_->named_parameters(prefix, include_sublayers);
+  }
+  StateDict state_dict() const override { return layer_->state_dict(); }
+  void set_state_dict(const StateDict& state, bool strict = true) override { layer_->set_state_dict(state, strict); }
+  void train() override {
+    Layer::train();
+    layer_->train();
+  }
+  void eval() override {
+    Layer::eval();
+    layer_->eval();
+  }
 
   nn::Layer& module() { return *layer_; }
   const std::shared_ptr<nn::Layer>& module_ptr() const { return layer_; }

@@ -14,3 +14,15 @@ add_test(NAME smoke.train_cnn_resume
 set_tests_properties(smoke.train_cnn_resume PROPERTIES
   TIMEOUT 120 LABELS smoke
   PASS_REGULAR_EXPRESSION "done: 1 epochs.*resumed from [^\n]*ckpt: 0 epochs, step 5.*\"type\": \"step\", \"epoch\": 0, \"step\": 5,.*\"type\": \"epoch\", \"epoch\": 0,")
+
+# The main job's distributed form: two ranks under `crew launch`, DataParallel, the profile
+# breakdown and the one-process comparison.
+if(TARGET crew_cli)
+  add_test(NAME smoke.train_cnn_launch
+    COMMAND $<TARGET_FILE:crew_cli> launch --devices=0,1 --log_dir ${CMAKE_CURRENT_BINARY_DIR}/train_cnn_launch_log
+            $<TARGET_FILE:train_cnn> --epochs 1 --max-steps 20 --test-samples 200 --num-workers 1 --log-every 10
+            --compare-single --compare-steps 10 --profile)
+  set_tests_properties(smoke.train_cnn_launch PROPERTIES
+    TIMEOUT 180 LABELS "smoke;distributed"
+    PASS_REGULAR_EXPRESSION "train_cnn: fashion-mnist, 2 ranks.*epoch: 0, batch_id: 10, loss is: \\[[0-9.e+-]+\\].*epoch 0: test accuracy [01]\\.[0-9]+ \\(200 images\\).*profile \\(rank 0, 20 steps\\): step [0-9.]+ ms = compute.*gradient communication wait.*data wait.*speed-up: 2 ranks [0-9]+ images/s vs 1 process [0-9]+ images/s.*Pod completed.*Exit code 0")
+endif()
