@@ -4,10 +4,10 @@
 //
 //   ./allreduce_bench --nproc 2 --backend gloo          # forks 2 ranks on 127.0.0.1
 //   crew launch --nproc_per_node 4 ./allreduce_bench    # or run under a launcher (CREW_RANK set)
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <netinet/in.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -32,8 +32,8 @@ struct BenchOptions {
   std::string backend = "gloo";
   int64_t min_bytes = 4;
   int64_t max_bytes = int64_t{64} << 20;
-  int step = 4;            // size multiplier between rows
-  int max_iters = 200;     // per size, fewer for big sizes (about 256 MiB of traffic)
+  int step = 4;             // size multiplier between rows
+  int max_iters = 200;      // per size, fewer for big sizes (about 256 MiB of traffic)
   int latency_iters = 200;  // barrier / all_gather_object
   int timeout_s = 600;
 };
@@ -59,9 +59,12 @@ double slowest_median(std::vector<double> times) {
 
 std::string human_bytes(int64_t b) {
   char buf[32];
-  if (b >= (1 << 20)) std::snprintf(buf, sizeof buf, "%lld MiB", static_cast<long long>(b >> 20));
-  else if (b >= 1024) std::snprintf(buf, sizeof buf, "%lld KiB", static_cast<long long>(b >> 10));
-  else std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
+  if (b >= (1 << 20))
+    std::snprintf(buf, sizeof buf, "%lld MiB", static_cast<long long>(b >> 20));
+  else if (b >= 1024)
+    std::snprintf(buf, sizeof buf, "%lld KiB", static_cast<long long>(b >> 10));
+  else
+    std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
   return buf;
 }
 
@@ -99,8 +102,10 @@ int run_rank(const BenchOptions& opt) {
   }
   const double object_us = slowest_median(object_times);
   if (rank == 0) {
-    std::printf("\n| op | median (us) |\n| --- | ---: |\n| barrier | %.1f |\n| all_gather_object ({'rank': r}) | %.1f |\n",
-                barrier_us, object_us);
+    std::printf(
+        "\n| op | median (us) |\n| --- | ---: |\n| barrier | %.1f |\n| all_gather_object ({'rank': r}) | "
+        "%.1f |\n",
+        barrier_us, object_us);
     std::fflush(stdout);
   }
   dist::destroy_process_group();
@@ -154,7 +159,8 @@ int fork_ranks(const BenchOptions& opt) {
       ++done;
       if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = 1;
     } else if (Clock::now() > deadline) {
-      std::fprintf(stderr, "allreduce_bench: ranks did not finish within %d s; killing them\n", opt.timeout_s);
+      std::fprintf(stderr, "allreduce_bench: ranks did not finish within %d s; killing them\n",
+                   opt.timeout_s);
       for (pid_t c : children) ::kill(c, SIGKILL);
       while (::waitpid(-1, &status, 0) > 0) {
       }
@@ -171,14 +177,18 @@ int fork_ranks(const BenchOptions& opt) {
 int main(int argc, char** argv) {
   BenchOptions opt;
   CLI::App app{"crew all_reduce / barrier / all_gather_object benchmark"};
-  app.add_option("--nproc", opt.nproc, "ranks to fork when not started by a launcher")->check(CLI::Range(2, 64));
+  app.add_option("--nproc", opt.nproc, "ranks to fork when not started by a launcher")
+      ->check(CLI::Range(2, 64));
   app.add_option("--backend", opt.backend, "gloo, shm or auto");
-  app.add_option("--min-bytes", opt.min_bytes, "smallest message")->check(CLI::Range(int64_t{4}, int64_t{1} << 34));
-  app.add_option("--max-bytes", opt.max_bytes, "largest message")->check(CLI::Range(int64_t{4}, int64_t{1} << 34));
+  app.add_option("--min-bytes", opt.min_bytes, "smallest message")
+      ->check(CLI::Range(int64_t{4}, int64_t{1} << 34));
+  app.add_option("--max-bytes", opt.max_bytes, "largest message")
+      ->check(CLI::Range(int64_t{4}, int64_t{1} << 34));
   app.add_option("--step", opt.step, "size multiplier between rows")->check(CLI::Range(2, 1024));
   app.add_option("--max-iters", opt.max_iters, "iterations per size (at most)")->check(CLI::Range(1, 100000));
   app.add_option("--latency-iters", opt.latency_iters, "barrier iterations")->check(CLI::Range(2, 100000));
-  app.add_option("--timeout", opt.timeout_s, "seconds for the whole run and each collective")->check(CLI::Range(1, 86400));
+  app.add_option("--timeout", opt.timeout_s, "seconds for the whole run and each collective")
+      ->check(CLI::Range(1, 86400));
   CLI11_PARSE(app, argc, argv);
   opt.min_bytes = opt.min_bytes / 4 * 4;
   if (crew::env::get("CREW_RANK") || crew::env::get("PADDLE_TRAINER_ID") || crew::env::get("RANK")) {

@@ -60,7 +60,8 @@ std::shared_ptr<Work> reduce(Tensor& tensor, int dst, ReduceOp op, Group* group,
   return finish(pg->reduce(tensor, to_group_rank(g, dst, "reduce", "dst"), op), sync_op);
 }
 
-std::shared_ptr<Work> all_gather(std::vector<Tensor>& tensor_list, const Tensor& tensor, Group* group, bool sync_op) {
+std::shared_ptr<Work> all_gather(std::vector<Tensor>& tensor_list, const Tensor& tensor, Group* group,
+                                 bool sync_op) {
   Group& g = detail::resolve_group(group);
   ProcessGroup* pg = member_pg(g, "all_gather");
   if (!pg) return skipped("all_gather", g);
@@ -96,8 +97,8 @@ std::shared_ptr<Work> reduce_scatter(Tensor& tensor, const std::vector<Tensor>& 
   return finish(pg->reduce_scatter(tensor, tensor_list, op), sync_op);
 }
 
-std::shared_ptr<Work> alltoall(const std::vector<Tensor>& in_tensor_list, std::vector<Tensor>& out_tensor_list,
-                               Group* group, bool sync_op) {
+std::shared_ptr<Work> alltoall(const std::vector<Tensor>& in_tensor_list,
+                               std::vector<Tensor>& out_tensor_list, Group* group, bool sync_op) {
   Group& g = detail::resolve_group(group);
   ProcessGroup* pg = member_pg(g, "alltoall");
   if (!pg) return skipped("alltoall", g);

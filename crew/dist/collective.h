@@ -31,8 +31,8 @@ std::shared_ptr<Work> broadcast(Tensor& tensor, int src, Group* group = nullptr,
 std::shared_ptr<Work> reduce(Tensor& tensor, int dst, ReduceOp op = ReduceOp::SUM, Group* group = nullptr,
                              bool sync_op = true);
 // tensor_list[r] = rank r's tensor; an empty list is filled with new tensors shaped like tensor.
-std::shared_ptr<Work> all_gather(std::vector<Tensor>& tensor_list, const Tensor& tensor, Group* group = nullptr,
-                                 bool sync_op = true);
+std::shared_ptr<Work> all_gather(std::vector<Tensor>& tensor_list, const Tensor& tensor,
+                                 Group* group = nullptr, bool sync_op = true);
 // On dst, gather_list[r] = rank r's tensor (an empty list is filled); ignored elsewhere.
 std::shared_ptr<Work> gather(const Tensor& tensor, std::vector<Tensor>& gather_list, int dst = 0,
                              Group* group = nullptr, bool sync_op = true);
@@ -41,10 +41,12 @@ std::shared_ptr<Work> scatter(Tensor& tensor, const std::vector<Tensor>& tensor_
                               Group* group = nullptr, bool sync_op = true);
 // tensor = the reduction over ranks of their tensor_list[group rank].
 std::shared_ptr<Work> reduce_scatter(Tensor& tensor, const std::vector<Tensor>& tensor_list,
-                                     ReduceOp op = ReduceOp::SUM, Group* group = nullptr, bool sync_op = true);
+                                     ReduceOp op = ReduceOp::SUM, Group* group = nullptr,
+                                     bool sync_op = true);
 // out_tensor_list[r] = rank r's in_tensor_list[this rank]; an empty out list is filled.
-std::shared_ptr<Work> alltoall(const std::vector<Tensor>& in_tensor_list, std::vector<Tensor>& out_tensor_list,
-                               Group* group = nullptr, bool sync_op = true);
+std::shared_ptr<Work> alltoall(const std::vector<Tensor>& in_tensor_list,
+                               std::vector<Tensor>& out_tensor_list, Group* group = nullptr,
+                               bool sync_op = true);
 // Point to point (tag 0 as Paddle; run in the group's queue, so pair them in a matching order).
 std::shared_ptr<Work> send(const Tensor& tensor, int dst = 0, Group* group = nullptr, bool sync_op = true);
 std::shared_ptr<Work> recv(Tensor& tensor, int src = 0, Group* group = nullptr, bool sync_op = true);

@@ -57,7 +57,8 @@ void all_gather_object(std::vector<Object>& out, const Object& obj, Group* group
   for (int r = 0; r < pg->size(); ++r) gathered.push_back(Tensor::empty({max_size}, DType::UINT8));
   pg->all_gather(gathered, padded_bytes(bytes, max_size))->wait();
   out.clear();
-  for (int r = 0; r < pg->size(); ++r) out.push_back(decode_prefix(gathered[r], sizes[r], "all_gather_object", r));
+  for (int r = 0; r < pg->size(); ++r)
+    out.push_back(decode_prefix(gathered[r], sizes[r], "all_gather_object", r));
 }
 
 void broadcast_object_list(std::vector<Object>& object_list, int src, Group* group) {

@@ -17,7 +17,7 @@
 #include "crew/dist/store/prefix_store.h"
 #include "crew/dist/store/tcp_store.h"
 #if __has_include("crew/dist/backends/shm/shm_process_group.h") && \
-    __has_include("crew/dist/backends/shm/shm_process_group.cpp")
+                  __has_include("crew/dist/backends/shm/shm_process_group.cpp")
 #include "crew/dist/backends/shm/shm_process_group.h"
 #define CREW_HAVE_SHM_BACKEND 1
 #endif
@@ -60,15 +60,15 @@ JobStore connect_job_store(const ParallelEnv& env, std::chrono::milliseconds tim
 struct Runtime {
   std::mutex mutex;
   ParallelEnv env;
-  JobStore job_store;                      // the store connection (and server on rank 0)
-  std::shared_ptr<Store> root;             // job_store.client under "crew/<restart>/<gen>/"
+  JobStore job_store;           // the store connection (and server on rank 0)
+  std::shared_ptr<Store> root;  // job_store.client under "crew/<restart>/<gen>/"
   std::map<int, std::shared_ptr<Group>> groups;
-  std::shared_ptr<Group> self_group;       // a world of one, after init_parallel_env
-  std::string backend;                     // the default group's backend
+  std::shared_ptr<Group> self_group;  // a world of one, after init_parallel_env
+  std::string backend;                // the default group's backend
   std::chrono::milliseconds timeout{ProcessGroupOptions::kDefaultTimeout};
   std::chrono::milliseconds exit_timeout{InitOptions::kDefaultExitTimeout};
   int next_group_id = 1;
-  int generation = 0;                      // init_parallel_env calls so far in this process
+  int generation = 0;  // init_parallel_env calls so far in this process
 
   ~Runtime() {
     try {
@@ -98,16 +98,18 @@ struct Runtime {
         Deadline deadline(exit_timeout);
         while (job_store.client->add(key, 0) < env.world_size) {
           if (deadline.expired()) {
-            CREW_LOG(WARNING) << "crew::dist shutdown (rank " << env.rank << "): "
-                              << job_store.client->add(key, 0) << " of " << env.world_size << " ranks left within "
-                              << format_duration(exit_timeout) << "; closing the store anyway";
+            CREW_LOG(WARNING) << "crew::dist shutdown (rank " << env.rank
+                              << "): " << job_store.client->add(key, 0) << " of " << env.world_size
+                              << " ranks left within " << format_duration(exit_timeout)
+                              << "; closing the store anyway";
             break;
           }
           std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
       }
     } catch (const std::exception& e) {
-      CREW_LOG(WARNING) << "crew::dist shutdown (rank " << env.rank << "): leaving the store failed: " << e.what();
+      CREW_LOG(WARNING) << "crew::dist shutdown (rank " << env.rank
+                        << "): leaving the store failed: " << e.what();
     }
     job_store = JobStore{};
   }
@@ -176,8 +178,10 @@ std::shared_ptr<Group> init_parallel_env(const InitOptions& options) {
   if (auto it = rt.groups.find(0); it != rt.groups.end()) return it->second;
   register_builtin_backends();
   rt.env = ParallelEnv::from_env();
-  rt.timeout = options.timeout.value_or(env::get_duration("CREW_TIMEOUT", ProcessGroupOptions::kDefaultTimeout));
-  CREW_CHECK(rt.timeout.count() > 0, "init_parallel_env: timeout must be positive, got ", rt.timeout.count(), " ms");
+  rt.timeout =
+      options.timeout.value_or(env::get_duration("CREW_TIMEOUT", ProcessGroupOptions::kDefaultTimeout));
+  CREW_CHECK(rt.timeout.count() > 0, "init_parallel_env: timeout must be positive, got ", rt.timeout.count(),
+             " ms");
   rt.exit_timeout = options.exit_timeout;
   if (rt.env.world_size < 2) {
     CREW_LOG(WARNING) << kNotParallelWarning;
@@ -186,8 +190,8 @@ std::shared_ptr<Group> init_parallel_env(const InitOptions& options) {
                                             group_name(0));
     return nullptr;
   }
-  const auto store_timeout =
-      options.store_timeout.value_or(env::get_duration("CREW_STORE_TIMEOUT", InitOptions::kDefaultStoreTimeout));
+  const auto store_timeout = options.store_timeout.value_or(
+      env::get_duration("CREW_STORE_TIMEOUT", InitOptions::kDefaultStoreTimeout));
   // Built in locals and committed at the end, so a failed init leaves nothing half set up.
   JobStore job = rt.job_store.client ? rt.job_store : connect_job_store(rt.env, store_timeout);
   auto root = std::make_shared<PrefixStore>(str_cat("crew/", rt.env.restart_count, "/", rt.generation++, "/"),
@@ -203,8 +207,8 @@ std::shared_ptr<Group> init_parallel_env(const InitOptions& options) {
   rt.backend = backend;
   rt.groups[0] = group;
   rt.next_group_id = 1;
-  CREW_LOG(DEBUG) << "init_parallel_env: rank " << rt.env.rank << " of " << rt.env.world_size << " joined group "
-                  << group->name() << " (backend " << rt.backend << ")";
+  CREW_LOG(DEBUG) << "init_parallel_env: rank " << rt.env.rank << " of " << rt.env.world_size
+                  << " joined group " << group->name() << " (backend " << rt.backend << ")";
   return group;
 }
 
@@ -243,8 +247,8 @@ std::shared_ptr<Group> new_group(const std::vector<int>& ranks, const std::strin
     for (int r = 0; r < rt.env.world_size; ++r) members.push_back(r);
   }
   std::sort(members.begin(), members.end());
-  CREW_CHECK(std::adjacent_find(members.begin(), members.end()) == members.end(), "new_group (rank ", rt.env.rank,
-             "): ranks must be distinct");
+  CREW_CHECK(std::adjacent_find(members.begin(), members.end()) == members.end(), "new_group (rank ",
+             rt.env.rank, "): ranks must be distinct");
   CREW_CHECK(members.front() >= 0 && members.back() < rt.env.world_size, "new_group (rank ", rt.env.rank,
              "): ranks must be in [0, ", rt.env.world_size, "), got ", members.front(), "..", members.back());
   const int id = rt.next_group_id++;

@@ -11,11 +11,16 @@ namespace crew::dist {
 
 const char* reduce_op_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::SUM: return "SUM";
-    case ReduceOp::MAX: return "MAX";
-    case ReduceOp::MIN: return "MIN";
-    case ReduceOp::PROD: return "PROD";
-    case ReduceOp::AVG: return "AVG";
+    case ReduceOp::SUM:
+      return "SUM";
+    case ReduceOp::MAX:
+      return "MAX";
+    case ReduceOp::MIN:
+      return "MIN";
+    case ReduceOp::PROD:
+      return "PROD";
+    case ReduceOp::AVG:
+      return "AVG";
   }
   return "UNKNOWN";
 }
@@ -54,8 +59,9 @@ std::vector<std::string> registered_backends() {
   return names;
 }
 
-std::shared_ptr<ProcessGroup> create_process_group(const std::string& backend, const std::shared_ptr<Store>& store,
-                                                   int rank, int size, const ProcessGroupOptions& options) {
+std::shared_ptr<ProcessGroup> create_process_group(const std::string& backend,
+                                                   const std::shared_ptr<Store>& store, int rank, int size,
+                                                   const ProcessGroupOptions& options) {
   BackendFactory factory;
   {
     std::lock_guard<std::mutex> lock(registry().mutex);
@@ -88,8 +94,8 @@ void check_tensor(const ProcessGroup& pg, const char* op, const Tensor& tensor, 
 }
 
 void check_peer(const ProcessGroup& pg, const char* op, int peer, const char* what) {
-  CREW_CHECK(peer >= 0 && peer < pg.size(), where(pg, op), ": ", what, " ", peer, " is not a rank of the group (size ",
-             pg.size(), ")");
+  CREW_CHECK(peer >= 0 && peer < pg.size(), where(pg, op), ": ", what, " ", peer,
+             " is not a rank of the group (size ", pg.size(), ")");
 }
 
 void check_list(const ProcessGroup& pg, const char* op, const std::vector<Tensor>& list, const Tensor& like,
@@ -150,21 +156,24 @@ class SelfProcessGroup final : public ProcessGroup {
     output.copy_(inputs[0]);
     return done("scatter");
   }
-  std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override {
+  std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs,
+                                       ReduceOp op) override {
     detail::check_tensor(*this, "reduce_scatter", output, "output");
     detail::check_list(*this, "reduce_scatter", inputs, output, "input");
     output.copy_(inputs[0]);
     return done("reduce_scatter");
   }
   std::shared_ptr<Work> alltoall(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs) override {
-    CREW_CHECK(!inputs.empty(), "alltoall (rank 0, group ", options_.group_name, "): expected 1 input tensor, got 0");
+    CREW_CHECK(!inputs.empty(), "alltoall (rank 0, group ", options_.group_name,
+               "): expected 1 input tensor, got 0");
     detail::check_list(*this, "alltoall", inputs, inputs[0], "input");
     detail::check_list(*this, "alltoall", outputs, inputs[0], "output");
     outputs[0].copy_(inputs[0]);
     return done("alltoall");
   }
   std::shared_ptr<Work> send(const Tensor& tensor, int dst, int tag) override {
-    CREW_THROW(ValueError, "send (rank 0, group ", options_.group_name, "): a group of one rank has no peer to send to");
+    CREW_THROW(ValueError, "send (rank 0, group ", options_.group_name,
+               "): a group of one rank has no peer to send to");
   }
   std::shared_ptr<Work> recv(Tensor& tensor, int src, int tag) override {
     CREW_THROW(ValueError, "recv (rank 0, group ", options_.group_name,
@@ -173,7 +182,9 @@ class SelfProcessGroup final : public ProcessGroup {
   std::shared_ptr<Work> barrier() override { return done("barrier"); }
 
  private:
-  std::shared_ptr<Work> done(const char* op) { return completed_work(OpInfo{op, 0, seq_++, options_.group_name}); }
+  std::shared_ptr<Work> done(const char* op) {
+    return completed_work(OpInfo{op, 0, seq_++, options_.group_name});
+  }
   uint64_t seq_ = 0;
 };
 

@@ -96,8 +96,9 @@ void register_backend(const std::string& name, BackendFactory factory);
 bool is_backend_registered(const std::string& name);
 std::vector<std::string> registered_backends();
 // Creates a group with the named backend; ValueError listing the registered ones otherwise.
-std::shared_ptr<ProcessGroup> create_process_group(const std::string& backend, const std::shared_ptr<Store>& store,
-                                                   int rank, int size, const ProcessGroupOptions& options);
+std::shared_ptr<ProcessGroup> create_process_group(const std::string& backend,
+                                                   const std::shared_ptr<Store>& store, int rank, int size,
+                                                   const ProcessGroupOptions& options);
 
 namespace detail {
 // Argument checks shared by the backends; messages read

@@ -21,9 +21,9 @@ namespace crew::dist {
 
 // Names one collective in error messages.
 struct OpInfo {
-  std::string op;           // "all_reduce", "broadcast", ...
-  int rank = 0;             // rank in the group
-  uint64_t seq = 0;         // the group's sequence number of this collective
+  std::string op;    // "all_reduce", "broadcast", ...
+  int rank = 0;      // rank in the group
+  uint64_t seq = 0;  // the group's sequence number of this collective
   std::string group = "default";
   // "all_reduce (rank 1, seq 42, group default)".
   std::string describe() const;

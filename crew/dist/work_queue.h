@@ -13,12 +13,12 @@
 // After an op fails with a communication error or a timeout, the peers are in an unknown
 // state, so every later op fails at once with a CommError naming the first failure.
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <condition_variable>
 #include <string>
 #include <thread>
 
@@ -61,7 +61,7 @@ class WorkQueue {
   uint64_t next_seq_ = 0;
   bool stopping_ = false;
   bool running_ = false;  // an op is executing (on the worker or inline)
-  std::string broken_;  // the first communication failure, "" while healthy
+  std::string broken_;    // the first communication failure, "" while healthy
   std::thread worker_;
 };
 

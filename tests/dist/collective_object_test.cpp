@@ -26,7 +26,8 @@ std::vector<testing::RankResult> run_job(int world, const std::function<void(int
             {"CREW_STORE_HOSTED", "1"},
             {"CREW_TIMEOUT", "20s"},
             {"CREW_BACKEND", "gloo"}};
-  return testing::run_ranks(world, [&](int rank, int) { fn(rank); }, ro);
+  return testing::run_ranks(
+      world, [&](int rank, int) { fn(rank); }, ro);
 }
 
 std::string show(const std::vector<Object>& list) {
@@ -51,7 +52,8 @@ TEST(CollectiveObject, BeforeInitThrowsTheExactStateError) {
     all_gather_object(out, Object(1));
     FAIL() << "expected StateError";
   } catch (const StateError& e) {
-    EXPECT_STREQ(e.what(), "Call crew::dist::init_parallel_env first to initialize the distributed environment.");
+    EXPECT_STREQ(e.what(),
+                 "Call crew::dist::init_parallel_env first to initialize the distributed environment.");
   }
 }
 
@@ -82,8 +84,10 @@ TEST(CollectiveObject, UnevenSizesBroadcastAndScatter) {
     check(all[2] == Object(std::string(100000, 'x').c_str()), "large one");
 
     std::vector<Object> list;
-    if (rank == 1) list = {Object("a"), Object::list({}), Object::dict({{"k", Object(7)}})};
-    else if (rank == 2) list = {Object("junk")};  // receivers' lists are replaced
+    if (rank == 1)
+      list = {Object("a"), Object::list({}), Object::dict({{"k", Object(7)}})};
+    else if (rank == 2)
+      list = {Object("junk")};  // receivers' lists are replaced
     broadcast_object_list(list, 1);
     check(show(list) == "['a', [], {'k': 7}]", show(list));
 
@@ -91,7 +95,9 @@ TEST(CollectiveObject, UnevenSizesBroadcastAndScatter) {
     if (rank == 0) in = {Object("to 0"), Object(std::string(5000, 'y').c_str()), Object(2)};
     std::vector<Object> out;
     scatter_object_list(out, in, 0);
-    const Object expected = rank == 0 ? Object("to 0") : rank == 1 ? Object(std::string(5000, 'y').c_str()) : Object(2);
+    const Object expected = rank == 0   ? Object("to 0")
+                            : rank == 1 ? Object(std::string(5000, 'y').c_str())
+                                        : Object(2);
     check(out.size() == 1 && out[0] == expected, show(out));
     destroy_process_group();
   });

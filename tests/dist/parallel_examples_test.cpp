@@ -4,11 +4,10 @@
 // output. Examples are found in CREW_EXAMPLES_DIR, else <this binary's dir>/../bin; when they
 // are not built the tests are skipped (the smoke.* ctest entries require them).
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <chrono>
 #include <filesystem>
@@ -102,7 +101,8 @@ TEST(ParallelExamples, AllGatherObjectThreeRanks) {
     EXPECT_EQ(outputs[r].exit_code, 0) << outputs[r].text;
     EXPECT_NE(outputs[r].text.find("[{'foo': [1, 2, 3]}, {'bar': [4, 5, 6]}, {'bar': [4, 5, 6]}]\n"),
               std::string::npos)
-        << "rank " << r << ":\n" << outputs[r].text;
+        << "rank " << r << ":\n"
+        << outputs[r].text;
     EXPECT_EQ(outputs[r].text.find("not a parallel execution environment"), std::string::npos);
   }
 }

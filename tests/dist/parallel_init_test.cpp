@@ -2,10 +2,10 @@
 // 127.0.0.1; plus the world-of-one and before-init behaviour, in this process.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <netinet/in.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -26,10 +26,21 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const char* const kParallelVars[] = {"CREW_RANK", "CREW_WORLD_SIZE", "CREW_MASTER", "CREW_STORE_HOSTED",
-                                     "CREW_BACKEND", "PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM", "PADDLE_MASTER",
-                                     "RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "OMPI_COMM_WORLD_RANK",
-                                     "SLURM_PROCID", "CREW_RESTART_COUNT"};
+const char* const kParallelVars[] = {"CREW_RANK",
+                                     "CREW_WORLD_SIZE",
+                                     "CREW_MASTER",
+                                     "CREW_STORE_HOSTED",
+                                     "CREW_BACKEND",
+                                     "PADDLE_TRAINER_ID",
+                                     "PADDLE_TRAINERS_NUM",
+                                     "PADDLE_MASTER",
+                                     "RANK",
+                                     "WORLD_SIZE",
+                                     "MASTER_ADDR",
+                                     "MASTER_PORT",
+                                     "OMPI_COMM_WORLD_RANK",
+                                     "SLURM_PROCID",
+                                     "CREW_RESTART_COUNT"};
 
 void clear_parallel_env() {
   for (const char* v : kParallelVars) ::unsetenv(v);
@@ -55,7 +66,8 @@ struct JobOptions {
 };
 
 // Forks `world` ranks with the launcher's environment (run_ranks kills them at the deadline).
-std::vector<testing::RankResult> run_job(int world, const std::function<void(int)>& fn, const JobOptions& opt = {}) {
+std::vector<testing::RankResult> run_job(int world, const std::function<void(int)>& fn,
+                                         const JobOptions& opt = {}) {
   std::unique_ptr<TCPStore> server;
   std::string master;
   if (opt.host_store_here) {
@@ -70,14 +82,17 @@ std::vector<testing::RankResult> run_job(int world, const std::function<void(int
   testing::RunRanksOptions ro;
   ro.timeout = opt.deadline;
   ro.set_rank_env = true;
-  ro.env = {{"CREW_MASTER", master}, {"CREW_TIMEOUT", opt.timeout}, {"CREW_STORE_HOSTED", opt.host_store_here ? "1" : "0"}};
+  ro.env = {{"CREW_MASTER", master},
+            {"CREW_TIMEOUT", opt.timeout},
+            {"CREW_STORE_HOSTED", opt.host_store_here ? "1" : "0"}};
   if (!opt.backend.empty()) ro.env.push_back({"CREW_BACKEND", opt.backend});
-  return testing::run_ranks(world, [&](int rank, int) { fn(rank); }, ro);
+  return testing::run_ranks(
+      world, [&](int rank, int) { fn(rank); }, ro);
 }
 
 // Failure text for a child: throws on a failed expectation so run_job reports it.
-#define CHILD_EXPECT(cond, ...)                                                     \
-  do {                                                                              \
+#define CHILD_EXPECT(cond, ...)                                                      \
+  do {                                                                               \
     if (!(cond)) throw std::runtime_error(str_cat(#cond, " failed: ", __VA_ARGS__)); \
   } while (0)
 
@@ -88,7 +103,8 @@ TEST(ParallelInit, BeforeInitEveryEntryPointThrowsTheExactStateError) {
   destroy_process_group();
   EXPECT_FALSE(is_initialized());
   Tensor t = Tensor::ones({2});
-  const std::string expected = "Call crew::dist::init_parallel_env first to initialize the distributed environment.";
+  const std::string expected =
+      "Call crew::dist::init_parallel_env first to initialize the distributed environment.";
   auto expect_state_error = [&](const std::function<void()>& call) {
     try {
       call();
@@ -110,7 +126,9 @@ TEST(ParallelInit, WorldOfOneWarnsStaysUninitializedAndStillWorks) {
   ::testing::internal::CaptureStderr();
   auto group = init_parallel_env();
   const std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_THAT(err, HasSubstr("Currently not a parallel execution environment, init_parallel_env will not do anything."));
+  EXPECT_THAT(
+      err,
+      HasSubstr("Currently not a parallel execution environment, init_parallel_env will not do anything."));
   EXPECT_EQ(group, nullptr);
   EXPECT_FALSE(is_initialized());
   Tensor t = Tensor::from_vector<float>({1, 2});
@@ -130,7 +148,8 @@ TEST(ParallelInit, ThreeRanksInitGroupsAndCollectives) {
     CHILD_EXPECT(group != nullptr && is_initialized(), "after");
     CHILD_EXPECT(init_parallel_env() == group, "second call returns the same group");
     CHILD_EXPECT(get_rank() == rank && get_world_size() == 3, get_rank(), " ", get_world_size());
-    CHILD_EXPECT(group->id() == 0 && group->name() == "_default_pg" && group->backend() == "gloo", group->name());
+    CHILD_EXPECT(group->id() == 0 && group->name() == "_default_pg" && group->backend() == "gloo",
+                 group->name());
     CHILD_EXPECT(group->ranks() == (std::vector<int>{0, 1, 2}), "ranks");
 
     Tensor t = Tensor::full({5}, rank + 1.0);
@@ -172,71 +191,84 @@ TEST(ParallelInit, ThreeRanksInitGroupsAndCollectives) {
 TEST(ParallelInit, RankZeroHostsTheStoreAndReinitWorks) {
   JobOptions opt;
   opt.host_store_here = false;
-  auto results = run_job(2, [](int rank) {
-    init_parallel_env();
-    Tensor t = Tensor::full({1}, rank + 1.0);
-    all_reduce(t, ReduceOp::PROD);
-    CHILD_EXPECT(t.item() == 2.0, t);
-    destroy_process_group();
-    // A second generation: fresh keys, same store address.
-    init_parallel_env();
-    Tensor u = Tensor::full({1}, rank + 1.0);
-    all_reduce(u, ReduceOp::AVG);
-    CHILD_EXPECT(u.item() == 1.5, u);
-    destroy_process_group();
-  }, opt);
+  auto results = run_job(
+      2,
+      [](int rank) {
+        init_parallel_env();
+        Tensor t = Tensor::full({1}, rank + 1.0);
+        all_reduce(t, ReduceOp::PROD);
+        CHILD_EXPECT(t.item() == 2.0, t);
+        destroy_process_group();
+        // A second generation: fresh keys, same store address.
+        init_parallel_env();
+        Tensor u = Tensor::full({1}, rank + 1.0);
+        all_reduce(u, ReduceOp::AVG);
+        CHILD_EXPECT(u.item() == 1.5, u);
+        destroy_process_group();
+      },
+      opt);
   expect_all_ok(results);
 }
 
 TEST(ParallelInit, AutoBackendPicksShmOnOneHostAndExplicitChoicesAreChecked) {
   JobOptions opt;
   opt.backend = "auto";
-  auto results = run_job(2, [](int rank) {
-    auto group = init_parallel_env();
-    const std::string expected = is_backend_registered("shm") ? "shm" : "gloo";
-    CHILD_EXPECT(group->backend() == expected, group->backend());
-    Tensor t = Tensor::full({3}, rank + 1.0);
-    all_reduce(t);
-    CHILD_EXPECT(t.to_vector<float>() == std::vector<float>(3, 3.0f), t);
-    auto gloo_pair = new_group({0, 1}, "gloo");
-    CHILD_EXPECT(gloo_pair->backend() == "gloo", gloo_pair->backend());
-    destroy_process_group();
-  }, opt);
+  auto results = run_job(
+      2,
+      [](int rank) {
+        auto group = init_parallel_env();
+        const std::string expected = is_backend_registered("shm") ? "shm" : "gloo";
+        CHILD_EXPECT(group->backend() == expected, group->backend());
+        Tensor t = Tensor::full({3}, rank + 1.0);
+        all_reduce(t);
+        CHILD_EXPECT(t.to_vector<float>() == std::vector<float>(3, 3.0f), t);
+        auto gloo_pair = new_group({0, 1}, "gloo");
+        CHILD_EXPECT(gloo_pair->backend() == "gloo", gloo_pair->backend());
+        destroy_process_group();
+      },
+      opt);
   expect_all_ok(results);
 
   opt.backend = "nccl";
-  results = run_job(1 + 1, [](int) {
-    try {
-      init_parallel_env();
-    } catch (const ValueError& e) {
-      CHILD_EXPECT(std::string(e.what()).find("backend 'nccl' is not available") != std::string::npos, e.what());
-      return;
-    }
-    throw std::runtime_error("expected ValueError");
-  }, opt);
+  results = run_job(
+      1 + 1,
+      [](int) {
+        try {
+          init_parallel_env();
+        } catch (const ValueError& e) {
+          CHILD_EXPECT(std::string(e.what()).find("backend 'nccl' is not available") != std::string::npos,
+                       e.what());
+          return;
+        }
+        throw std::runtime_error("expected ValueError");
+      },
+      opt);
   expect_all_ok(results);
 }
 
 TEST(ParallelInit, KilledPeerGivesCommErrorOrTimeoutNotAHang) {
   JobOptions opt;
   opt.timeout = "3s";
-  auto results = run_job(2, [](int rank) {
-    init_parallel_env();
-    Tensor t = Tensor::ones({1 << 10});
-    all_reduce(t);
-    if (rank == 1) ::raise(SIGKILL);
-    try {
-      for (int i = 0; i < 3; ++i) all_reduce(t);
-    } catch (const CommError& e) {
-      CHILD_EXPECT(std::string(e.what()).find("all_reduce (rank 0, seq ") != std::string::npos, e.what());
-      CHILD_EXPECT(std::string(e.what()).find("group default") != std::string::npos, e.what());
-      return;
-    } catch (const TimeoutError& e) {
-      CHILD_EXPECT(std::string(e.what()).find("all_reduce (rank 0, seq ") != std::string::npos, e.what());
-      return;
-    }
-    throw std::runtime_error("expected CommError or TimeoutError after the peer was killed");
-  }, opt);
+  auto results = run_job(
+      2,
+      [](int rank) {
+        init_parallel_env();
+        Tensor t = Tensor::ones({1 << 10});
+        all_reduce(t);
+        if (rank == 1) ::raise(SIGKILL);
+        try {
+          for (int i = 0; i < 3; ++i) all_reduce(t);
+        } catch (const CommError& e) {
+          CHILD_EXPECT(std::string(e.what()).find("all_reduce (rank 0, seq ") != std::string::npos, e.what());
+          CHILD_EXPECT(std::string(e.what()).find("group default") != std::string::npos, e.what());
+          return;
+        } catch (const TimeoutError& e) {
+          CHILD_EXPECT(std::string(e.what()).find("all_reduce (rank 0, seq ") != std::string::npos, e.what());
+          return;
+        }
+        throw std::runtime_error("expected CommError or TimeoutError after the peer was killed");
+      },
+      opt);
   EXPECT_TRUE(results[0].ok()) << testing::describe(results[0]);
   EXPECT_EQ(results[1].signal, SIGKILL) << testing::describe(results[1]);
 }
@@ -298,7 +330,8 @@ TEST(ParallelInit, FreeCollectivesTranslateGlobalRanksOnSubgroups) {
       broadcast(t, 2, odd.get());
       CHILD_EXPECT(!odd->is_member(), "src 2 is not in the odd group");
     } catch (const ValueError& e) {
-      CHILD_EXPECT(std::string(e.what()).find("src 2 is not a member of the group") != std::string::npos, e.what());
+      CHILD_EXPECT(std::string(e.what()).find("src 2 is not a member of the group") != std::string::npos,
+                   e.what());
     }
     barrier();
     destroy_process_group();

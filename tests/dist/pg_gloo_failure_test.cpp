@@ -21,7 +21,8 @@ void run_pair(milliseconds timeout, const std::function<void(ProcessGroup&)>& fn
   auto store = std::make_shared<HashStore>();
   std::promise<void> made;
   std::thread t1([&] {
-    std::unique_ptr<ProcessGroup> pg = std::make_unique<ProcessGroupGloo>(store, 1, 2, ProcessGroupOptions{timeout, "fail"});
+    std::unique_ptr<ProcessGroup> pg =
+        std::make_unique<ProcessGroupGloo>(store, 1, 2, ProcessGroupOptions{timeout, "fail"});
     fn1(pg);
   });
   {
@@ -48,8 +49,9 @@ TEST(PgGlooFailure, TimeoutNamesOpSeqGroupAndRankThenGroupIsUnusable) {
           pg.barrier()->wait();
           ADD_FAILURE() << "expected CommError";
         } catch (const CommError& e) {
-          EXPECT_THAT(e.what(), HasSubstr("barrier (rank 0, seq 1, group fail): the group is unusable after an "
-                                          "earlier failure: all_reduce (rank 0, seq 0, group fail): timed out"));
+          EXPECT_THAT(e.what(),
+                      HasSubstr("barrier (rank 0, seq 1, group fail): the group is unusable after an "
+                                "earlier failure: all_reduce (rank 0, seq 0, group fail): timed out"));
         }
         rank0_done.set_value();
       },

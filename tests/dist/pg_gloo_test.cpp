@@ -18,8 +18,8 @@ constexpr DType kDTypes[] = {DType::FLOAT32, DType::FLOAT64, DType::INT32, DType
 constexpr ReduceOp kOps[] = {ReduceOp::SUM, ReduceOp::MAX, ReduceOp::MIN, ReduceOp::PROD, ReduceOp::AVG};
 
 // Runs fn(rank, pg) on `world` threads, each with its own Gloo group of `world` ranks.
-void run_group(int world, const std::function<void(int, ProcessGroup&)>& fn, milliseconds timeout = milliseconds(20000),
-               const std::string& name = "test") {
+void run_group(int world, const std::function<void(int, ProcessGroup&)>& fn,
+               milliseconds timeout = milliseconds(20000), const std::string& name = "test") {
   auto store = std::make_shared<HashStore>();
   std::vector<std::thread> threads;
   std::vector<std::string> errors(world);
@@ -52,10 +52,18 @@ double reduce_ref(ReduceOp op, DType dtype, int world, int64_t i) {
     const double x = value(r, i);
     switch (op) {
       case ReduceOp::SUM:
-      case ReduceOp::AVG: acc += x; break;
-      case ReduceOp::PROD: acc *= x; break;
-      case ReduceOp::MAX: acc = std::max(acc, x); break;
-      case ReduceOp::MIN: acc = std::min(acc, x); break;
+      case ReduceOp::AVG:
+        acc += x;
+        break;
+      case ReduceOp::PROD:
+        acc *= x;
+        break;
+      case ReduceOp::MAX:
+        acc = std::max(acc, x);
+        break;
+      case ReduceOp::MIN:
+        acc = std::min(acc, x);
+        break;
     }
   }
   if (op == ReduceOp::AVG) acc = is_floating(dtype) ? acc / world : std::trunc(acc / world);
@@ -66,7 +74,8 @@ void expect_reduced(const Tensor& t, ReduceOp op, int world, const std::string& 
   auto got = t.to_vector<double>();
   for (int64_t i = 0; i < t.numel(); ++i) {
     ASSERT_NEAR(got[i], reduce_ref(op, t.dtype(), world, i), 1e-5)
-        << what << " " << reduce_op_name(op) << " " << dtype_name(t.dtype()) << " world " << world << " at " << i;
+        << what << " " << reduce_op_name(op) << " " << dtype_name(t.dtype()) << " world " << world << " at "
+        << i;
   }
 }
 
@@ -116,7 +125,8 @@ TEST(PgGloo, AllGatherAndGather) {
       std::vector<Tensor> outs;
       for (int r = 0; r < 3; ++r) outs.push_back(Tensor::empty({2, 3}, dtype));
       pg.all_gather(outs, make(rank, 6, dtype).view({2, 3}))->wait();
-      for (int r = 0; r < 3; ++r) EXPECT_EQ(outs[r].to_vector<double>(), make(r, 6, dtype).to_vector<double>());
+      for (int r = 0; r < 3; ++r)
+        EXPECT_EQ(outs[r].to_vector<double>(), make(r, 6, dtype).to_vector<double>());
 
       std::vector<Tensor> gathered;
       if (rank == 1) {

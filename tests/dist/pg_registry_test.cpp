@@ -68,7 +68,8 @@ TEST(PgSelf, CollectivesOfOneRankAreLocalCopies) {
 TEST(PgWork, FailureIsRethrownAndLaterOpsFailFast) {
   WorkQueue queue("q", 2, milliseconds(1000));
   auto ok = queue.submit("barrier", [](const OpInfo& info) { EXPECT_EQ(info.seq, 0u); });
-  auto bad = queue.submit("all_reduce", [](const OpInfo& info) { throw CommError(info.describe() + ": peer gone"); });
+  auto bad = queue.submit("all_reduce",
+                          [](const OpInfo& info) { throw CommError(info.describe() + ": peer gone"); });
   std::atomic<bool> ran{false};
   auto after = queue.submit("broadcast", [&](const OpInfo&) { ran = true; });
   ok->wait();

@@ -135,7 +135,8 @@ std::shared_ptr<Work> ProcessGroupGloo::gather(std::vector<Tensor>& outputs, con
   return submit("gather", [=](uint32_t tag) mutable {
     if (in.numel() == 0) return;
     const bool is_root = context->rank == root;
-    Tensor flat = is_root ? Tensor::empty({static_cast<int64_t>(context->size) * in.numel()}, in.dtype()) : Tensor();
+    Tensor flat =
+        is_root ? Tensor::empty({static_cast<int64_t>(context->size) * in.numel()}, in.dtype()) : Tensor();
     dispatch_dtype(in.dtype(), [&](auto type_tag) {
       using T = decltype(type_tag);
       ::gloo::GatherOptions opts(context);
@@ -196,9 +197,10 @@ std::shared_ptr<Work> ProcessGroupGloo::reduce_scatter(Tensor& output, const std
   });
 }
 
-std::shared_ptr<Work> ProcessGroupGloo::alltoall(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs) {
-  CREW_CHECK(!inputs.empty(), "alltoall (rank ", rank_, ", group ", options_.group_name, "): expected ", size_,
-             " input tensors, got 0");
+std::shared_ptr<Work> ProcessGroupGloo::alltoall(std::vector<Tensor>& outputs,
+                                                 const std::vector<Tensor>& inputs) {
+  CREW_CHECK(!inputs.empty(), "alltoall (rank ", rank_, ", group ", options_.group_name, "): expected ",
+             size_, " input tensors, got 0");
   detail::check_list(*this, "alltoall", inputs, inputs[0], "input");
   detail::check_list(*this, "alltoall", outputs, inputs[0], "output");
   auto context = context_;

@@ -1,12 +1,12 @@
 #pragma once
 // Presents a crew Store to Gloo's rendezvous (internal to the gloo backend): Gloo's
 // connectFullMesh publishes each rank's address under "rank_<r>" and reads the others'.
+#include <gloo/rendezvous/store.h>
+
 #include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <gloo/rendezvous/store.h>
 
 #include "crew/dist/store/store.h"
 

@@ -1,7 +1,5 @@
 #include "crew/dist/backends/gloo/process_group_gloo.h"
 
-#include <unistd.h>
-
 #include <gloo/barrier.h>
 #include <gloo/common/error.h>
 #include <gloo/common/logging.h>
@@ -9,6 +7,7 @@
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
+#include <unistd.h>
 
 #include "crew/core/check.h"
 #include "crew/core/env.h"
@@ -44,12 +43,13 @@ GlooOptions GlooOptions::from_env() {
   return options;
 }
 
-ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int size, ProcessGroupOptions options,
-                                   GlooOptions gloo_options)
+ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int size,
+                                   ProcessGroupOptions options, GlooOptions gloo_options)
     : ProcessGroup(rank, size, std::move(options)) {
-  CREW_CHECK(store != nullptr, "ProcessGroupGloo (rank ", rank, ", group ", options_.group_name, "): store is null");
-  CREW_CHECK(size >= 1 && rank >= 0 && rank < size, "ProcessGroupGloo (group ", options_.group_name, "): rank ", rank,
-             " is not in [0, ", size, ")");
+  CREW_CHECK(store != nullptr, "ProcessGroupGloo (rank ", rank, ", group ", options_.group_name,
+             "): store is null");
+  CREW_CHECK(size >= 1 && rank >= 0 && rank < size, "ProcessGroupGloo (group ", options_.group_name,
+             "): rank ", rank, " is not in [0, ", size, ")");
   const std::string where =
       str_cat("gloo rendezvous (rank ", rank, " of ", size, ", group ", options_.group_name, ")");
   ::gloo::transport::tcp::attr attr;
@@ -73,8 +73,8 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
     CREW_THROW(CommError, where, ": ", e.what(), " (address '", attr.hostname, attr.iface, "')");
   } catch (const std::exception& e) {
     if (is_timeout_message(e.what())) {
-      CREW_THROW(TimeoutError, where, ": timed out after ", format_duration(options_.timeout), " (gloo: ", e.what(),
-                 ")");
+      CREW_THROW(TimeoutError, where, ": timed out after ", format_duration(options_.timeout),
+                 " (gloo: ", e.what(), ")");
     }
     CREW_THROW(CommError, where, ": ", e.what(), " (address '", attr.hostname, attr.iface,
                "'; set CREW_HOST or CREW_GLOO_IFNAME to choose another)");
@@ -110,11 +110,11 @@ std::shared_ptr<Work> ProcessGroupGloo::submit(const char* op, std::function<voi
       CREW_THROW(CommError, info.describe(), ": ", e.what());
     } catch (const std::exception& e) {
       if (is_timeout_message(e.what())) {
-        CREW_THROW(TimeoutError, info.describe(), ": timed out after ", format_duration(timeout), " (gloo: ",
-                   e.what(), ")");
+        CREW_THROW(TimeoutError, info.describe(), ": timed out after ", format_duration(timeout),
+                   " (gloo: ", e.what(), ")");
       }
-      CREW_THROW(CommError, info.describe(), ": communication failed; a peer may have exited (gloo: ", e.what(),
-                 ")");
+      CREW_THROW(CommError, info.describe(),
+                 ": communication failed; a peer may have exited (gloo: ", e.what(), ")");
     }
   });
 }
@@ -138,12 +138,15 @@ std::shared_ptr<Work> ProcessGroupGloo::send(const Tensor& tensor, int dst, int 
   auto context = context_;
   const auto timeout = options_.timeout;
   Tensor t = tensor;
-  return submit("send", [context, timeout, t, dst, tag](uint32_t) {
-    if (t.nbytes() == 0) return;
-    auto buf = context->createUnboundBuffer(t.raw_data(), t.nbytes());
-    buf->send(dst, ::gloo::Slot::build(kP2PSlotPrefix, static_cast<uint32_t>(tag)));
-    if (!buf->waitSend(timeout)) CREW_THROW(CommError, "send to rank ", dst, " was aborted");
-  }, /*collective=*/false);
+  return submit(
+      "send",
+      [context, timeout, t, dst, tag](uint32_t) {
+        if (t.nbytes() == 0) return;
+        auto buf = context->createUnboundBuffer(t.raw_data(), t.nbytes());
+        buf->send(dst, ::gloo::Slot::build(kP2PSlotPrefix, static_cast<uint32_t>(tag)));
+        if (!buf->waitSend(timeout)) CREW_THROW(CommError, "send to rank ", dst, " was aborted");
+      },
+      /*collective=*/false);
 }
 
 std::shared_ptr<Work> ProcessGroupGloo::recv(Tensor& tensor, int src, int tag) {
@@ -154,16 +157,19 @@ std::shared_ptr<Work> ProcessGroupGloo::recv(Tensor& tensor, int src, int tag) {
   auto context = context_;
   const auto timeout = options_.timeout;
   Tensor t = tensor;
-  return submit("recv", [context, timeout, t, src, tag](uint32_t) {
-    if (t.nbytes() == 0) return;
-    auto buf = context->createUnboundBuffer(t.raw_data(), t.nbytes());
-    buf->recv(src, ::gloo::Slot::build(kP2PSlotPrefix, static_cast<uint32_t>(tag)));
-    if (!buf->waitRecv(timeout)) CREW_THROW(CommError, "recv from rank ", src, " was aborted");
-  }, /*collective=*/false);
+  return submit(
+      "recv",
+      [context, timeout, t, src, tag](uint32_t) {
+        if (t.nbytes() == 0) return;
+        auto buf = context->createUnboundBuffer(t.raw_data(), t.nbytes());
+        buf->recv(src, ::gloo::Slot::build(kP2PSlotPrefix, static_cast<uint32_t>(tag)));
+        if (!buf->waitRecv(timeout)) CREW_THROW(CommError, "recv from rank ", src, " was aborted");
+      },
+      /*collective=*/false);
 }
 
-std::shared_ptr<ProcessGroup> create_gloo_process_group(const std::shared_ptr<Store>& store, int rank, int size,
-                                                        const ProcessGroupOptions& options) {
+std::shared_ptr<ProcessGroup> create_gloo_process_group(const std::shared_ptr<Store>& store, int rank,
+                                                        int size, const ProcessGroupOptions& options) {
   return std::make_shared<ProcessGroupGloo>(store, rank, size, options, GlooOptions::from_env());
 }
 

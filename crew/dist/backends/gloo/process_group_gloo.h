@@ -58,7 +58,8 @@ class ProcessGroupGloo final : public ProcessGroup {
   std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input) override;
   std::shared_ptr<Work> gather(std::vector<Tensor>& outputs, const Tensor& input, int root) override;
   std::shared_ptr<Work> scatter(Tensor& output, const std::vector<Tensor>& inputs, int root) override;
-  std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override;
+  std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs,
+                                       ReduceOp op) override;
   std::shared_ptr<Work> alltoall(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs) override;
   std::shared_ptr<Work> send(const Tensor& tensor, int dst, int tag) override;
   std::shared_ptr<Work> recv(Tensor& tensor, int src, int tag) override;
@@ -68,7 +69,8 @@ class ProcessGroupGloo final : public ProcessGroup {
   // Queues task; Gloo exceptions it throws become CommError / TimeoutError naming the op.
   // Collectives get consecutive Gloo tags; send/recv (collective = false) take none, so that
   // ranks that do not take part in a send agree on the tags of later collectives.
-  std::shared_ptr<Work> submit(const char* op, std::function<void(uint32_t tag)> task, bool collective = true);
+  std::shared_ptr<Work> submit(const char* op, std::function<void(uint32_t tag)> task,
+                               bool collective = true);
 
   std::shared_ptr<::gloo::Context> context_;
   std::unique_ptr<WorkQueue> queue_;
@@ -77,7 +79,7 @@ class ProcessGroupGloo final : public ProcessGroup {
 };
 
 // The BackendFactory of "gloo" (GlooOptions from the environment).
-std::shared_ptr<ProcessGroup> create_gloo_process_group(const std::shared_ptr<Store>& store, int rank, int size,
-                                                        const ProcessGroupOptions& options);
+std::shared_ptr<ProcessGroup> create_gloo_process_group(const std::shared_ptr<Store>& store, int rank,
+                                                        int size, const ProcessGroupOptions& options);
 
 }  // namespace crew::dist
