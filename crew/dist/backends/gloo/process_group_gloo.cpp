@@ -20,6 +20,8 @@ namespace {
 
 // Slot prefix of send/recv, above every prefix Gloo's own collectives use.
 constexpr uint8_t kP2PSlotPrefix = 0xF0;
+// Gloo tag of the barrier that ends the rendezvous; collectives count from kSetupTag + 1.
+constexpr uint32_t kSetupTag = 0;
 
 bool is_timeout_message(const std::string& text) {
   return text.find("Timed out") != std::string::npos || text.find("timed out") != std::string::npos;
@@ -64,6 +66,12 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
     context->setTimeout(options_.timeout);
     detail::GlooStoreAdapter adapter(store, options_.timeout);
     context->connectFullMesh(adapter, device);
+    // A rank's mesh can be complete while a peer is still finishing its side; a barrier (tag
+    // 0, before every collective's) keeps any rank from closing its connections early.
+    ::gloo::BarrierOptions barrier(context);
+    barrier.setTag(kSetupTag);
+    barrier.setTimeout(options_.timeout);
+    ::gloo::barrier(barrier);
     context_ = std::move(context);
   } catch (const TimeoutError& e) {
     CREW_THROW(TimeoutError, where, ": ", e.what());
@@ -100,7 +108,7 @@ std::shared_ptr<Work> ProcessGroupGloo::submit(const char* op, std::function<voi
   const auto timeout = options_.timeout;
   // Tag and queue position are taken together so that they agree in issue order.
   std::lock_guard<std::mutex> lock(submit_mutex_);
-  const uint32_t tag = collective ? next_tag_++ : 0;
+  const uint32_t tag = collective ? kSetupTag + 1 + next_tag_++ : 0;
   return queue_->submit(op, [task = std::move(task), timeout, tag](const OpInfo& info) {
     try {
       task(tag);
