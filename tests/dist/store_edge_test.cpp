@@ -44,11 +44,16 @@ TEST(TCPStoreEdge, AddOnANonIntegerValueFailsButKeepsTheConnection) {
   EXPECT_EQ(store.get_string("word"), "hello");
   EXPECT_EQ(store.get_string("partial"), "12abc");
   EXPECT_EQ(store.add("n", 2), 2);
+  EXPECT_THROW(store.add("n", INT64_MAX), ValueError);  // overflow is refused, value kept
+  EXPECT_EQ(store.add("n", 0), 2);
 
   HashStore hash(1s);
   hash.set("word", "hello");
   EXPECT_THROW(hash.add("word", 1), ValueError);
   EXPECT_EQ(hash.get_string("word"), "hello");
+  hash.set("n", "2");
+  EXPECT_THROW(hash.add("n", INT64_MAX), ValueError);
+  EXPECT_EQ(hash.add("n", 0), 2);
 }
 
 TEST(TCPStoreEdge, AVeryLongTimeoutDoesNotOverflow) {

@@ -44,7 +44,8 @@ int64_t HashStore::add(const std::string& key, int64_t delta) {
       CREW_CHECK(ec == std::errc() && ptr == end && begin != end, "HashStore add on key '", key,
                  "': its value is not a decimal integer (", it->second.size(), " bytes)");
     }
-    value += delta;
+    CREW_CHECK(!__builtin_add_overflow(value, delta, &value), "HashStore add on key '", key, "': ", delta,
+               " overflows int64");
     std::string s = std::to_string(value);
     data_[key] = std::vector<uint8_t>(s.begin(), s.end());
   }

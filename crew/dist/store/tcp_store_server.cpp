@@ -196,7 +196,11 @@ void TCPStoreServer::run() {
           queue_reply(c, StoreStatus::ERROR, reply);
           break;
         }
-        value += delta;
+        if (__builtin_add_overflow(value, delta, &value)) {
+          reply.bytes("add on key '" + key + "': " + std::to_string(delta) + " overflows int64");
+          queue_reply(c, StoreStatus::ERROR, reply);
+          break;
+        }
         std::string s = std::to_string(value);
         st.data[key] = std::vector<uint8_t>(s.begin(), s.end());
         reply.i64(value);
@@ -293,6 +297,8 @@ void TCPStoreServer::run() {
         int cfd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (cfd < 0) break;
         if (st.clients.size() >= options_.max_clients) {
+          CREW_LOG(WARNING) << "TCPStore server (port " << port_ << "): refused a connection: already "
+                            << st.clients.size() << " clients (max_clients)";
           ::close(cfd);
           ++dropped_;
           continue;
