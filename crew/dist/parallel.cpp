@@ -16,6 +16,9 @@
 #include "crew/dist/backends/gloo/process_group_gloo.h"
 #include "crew/dist/store/prefix_store.h"
 #include "crew/dist/store/tcp_store.h"
+// Built-in backends are registered here explicitly: a self-registering static object in a
+// static library is dropped by the linker unless something references its object file.
+// The shm backend is optional (a build may leave it out), hence the checks for its files.
 #if __has_include("crew/dist/backends/shm/shm_process_group.h") && \
                   __has_include("crew/dist/backends/shm/shm_process_group.cpp")
 #include "crew/dist/backends/shm/shm_process_group.h"
