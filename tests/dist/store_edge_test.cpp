@@ -2,11 +2,14 @@
 // timeouts, threads sharing one client, clients that die while parked, limits.
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
+
 #include <atomic>
 #include <thread>
 
 #include "crew/core/check.h"
 #include "crew/core/error.h"
+#include "crew/core/timer.h"
 #include "crew/dist/store/hash_store.h"
 #include "crew/dist/store/prefix_store.h"
 #include "crew/dist/store/socket.h"
@@ -204,6 +207,24 @@ TEST(TCPStoreEdge, MissingWorkersTimeOutNamingTheCount) {
   }
   o.num_workers = -1;
   EXPECT_THROW(TCPStore("127.0.0.1", o), ValueError);
+}
+
+TEST(TCPStoreEdge, AConnectionWithoutHandshakeIsDroppedAfterHelloTimeout) {
+  TCPStoreServerOptions so;
+  so.hello_timeout = 100ms;
+  TCPStoreServer server(so);
+  std::string err;
+  net::Fd silent = net::try_connect("127.0.0.1", server.port(), 2s, &err);
+  ASSERT_TRUE(silent.valid()) << err;
+  TCPStore good("127.0.0.1", edge_options(server.port()));  // handshakes at once: kept
+  Deadline deadline(10s);
+  while (server.dropped_clients() < 1 && !deadline.expired()) std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(server.dropped_clients(), 1u);
+  char b;
+  EXPECT_EQ(::recv(silent.get(), &b, 1, 0), 0) << "the server should have closed the silent connection";
+  std::this_thread::sleep_for(150ms);  // past the hello timeout: the authenticated client stays
+  good.set("k", "v");
+  EXPECT_EQ(good.get_string("k"), "v");
 }
 
 }  // namespace

@@ -33,6 +33,7 @@ struct Client {
   std::vector<uint8_t> out;
   bool authenticated = false;
   bool closing = false;  // drop once `out` is flushed
+  Clock::time_point accepted = Clock::now();
 };
 
 // A parked GET or WAIT.
@@ -269,10 +270,13 @@ void TCPStoreServer::run() {
     fds.push_back({listen_fd_.get(), POLLIN, 0});
     fds.push_back({wake_read_.get(), POLLIN, 0});
     for (auto& [fd, c] : st.clients) fds.push_back({fd, static_cast<short>(POLLIN | (c.out.empty() ? 0 : POLLOUT)), 0});
+    // Sleep until the next waiter or handshake deadline (at most a minute).
+    Clock::time_point next = Clock::time_point::max();
+    for (auto& w : st.waiters) next = std::min(next, w.deadline);
+    for (auto& [fd, c] : st.clients)
+      if (!c.authenticated) next = std::min(next, c.accepted + options_.hello_timeout);
     int timeout_ms = -1;
-    if (!st.waiters.empty()) {
-      auto next = std::min_element(st.waiters.begin(), st.waiters.end(),
-                                   [](const Waiter& a, const Waiter& b) { return a.deadline < b.deadline; })->deadline;
+    if (next != Clock::time_point::max()) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now()).count();
       timeout_ms = static_cast<int>(std::clamp<long long>(left + 1, 0, 60000));
     }
@@ -292,6 +296,11 @@ void TCPStoreServer::run() {
         ++it;
       }
     }
+    // Connections that never said HELLO.
+    std::vector<int> silent;
+    for (auto& [fd, c] : st.clients)
+      if (!c.authenticated && !c.closing && now >= c.accepted + options_.hello_timeout) silent.push_back(fd);
+    for (int fd : silent) drop(fd, "no handshake within " + std::to_string(options_.hello_timeout.count()) + " ms");
     if (fds[0].revents & POLLIN) {
       for (;;) {
         int cfd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);

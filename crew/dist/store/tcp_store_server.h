@@ -9,6 +9,7 @@
 //   TCPStoreServer server({.host = "127.0.0.1", .port = 0});
 //   TCPStore client("127.0.0.1", {.port = server.port()});
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -25,6 +26,8 @@ struct TCPStoreServerOptions {
   size_t max_key_bytes = 4096;
   size_t max_value_bytes = 64u << 20;
   size_t max_clients = 4096;
+  // A connection that has not completed HELLO by then is dropped (it would hold a slot).
+  std::chrono::milliseconds hello_timeout{std::chrono::seconds(30)};
 };
 
 class TCPStoreServer {
