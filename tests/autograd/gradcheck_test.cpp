@@ -1,6 +1,8 @@
 // Finite-difference checks of every differentiable op in crew/autograd/ops.h (float64).
 #include "tests/testing/gradcheck.h"
 
+#include <ostream>
+
 #include "crew/autograd/ops.h"
 
 namespace crew {
@@ -13,6 +15,8 @@ using Inputs = std::vector<Tensor>;
 struct BinaryCase {
   Shape a, b;
 };
+
+void PrintTo(const BinaryCase& c, std::ostream* os) { *os << shape_str(c.a) << "x" << shape_str(c.b); }
 
 class BroadcastGradTest : public ::testing::TestWithParam<BinaryCase> {};
 

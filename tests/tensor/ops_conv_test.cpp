@@ -1,6 +1,8 @@
 // oneDNN convolution kernels against the naive double-precision reference, on odd shapes.
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include <cmath>
 
 #include "crew/tensor/ops/conv.h"
@@ -15,6 +17,11 @@ struct ConvCase {
   ops::Conv2dParams p;
   bool bias;
 };
+
+void PrintTo(const ConvCase& c, std::ostream* os) {
+  *os << "x" << shape_str(c.x) << " w" << shape_str(c.w) << " s" << c.p.stride[0] << c.p.stride[1] << " p"
+      << c.p.padding[0] << c.p.padding[1] << " d" << c.p.dilation[0] << c.p.dilation[1] << " g" << c.p.groups;
+}
 
 void expect_close(const std::vector<double>& want, const Tensor& got, const char* what) {
   const std::vector<double> g = got.to_vector<double>();

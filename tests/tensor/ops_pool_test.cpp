@@ -1,6 +1,8 @@
 // oneDNN pooling kernels against the naive reference (padding, strides, odd sizes).
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include <cmath>
 #include <numeric>
 
@@ -15,6 +17,11 @@ struct PoolCase {
   Shape x;
   ops::Pool2dParams p;
 };
+
+void PrintTo(const PoolCase& c, std::ostream* os) {
+  *os << "x" << shape_str(c.x) << " k" << c.p.kernel[0] << c.p.kernel[1] << " s" << c.p.stride[0] << c.p.stride[1]
+      << " p" << c.p.padding[0] << c.p.padding[1];
+}
 
 // Distinct values (a shuffled ramp) so that every window has a unique maximum.
 Tensor distinct_input(const Shape& s, uint64_t seed) {
