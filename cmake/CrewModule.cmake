@@ -17,9 +17,10 @@ function(crew_add_module name)
   endif()
 endfunction()
 
-# crew_add_test_suite(module [LABELS ...] [TIMEOUT s]): one gtest binary from tests/<module>/*_test.cpp.
+# crew_add_test_suite(module [TIMEOUT s] [DEPS ...]): one gtest binary from tests/<module>/*_test.cpp;
+# its tests are named and labelled after the module (ctest -L dist).
 function(crew_add_test_suite module)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "LABELS;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT" "DEPS" ${ARGN})
   file(GLOB sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/${module}/*_test.cpp)
   if(NOT sources)
     return()
@@ -34,5 +35,5 @@ function(crew_add_test_suite module)
   gtest_discover_tests(${target}
     TEST_PREFIX "${module}."
     DISCOVERY_TIMEOUT 60
-    PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${module};${ARG_LABELS}")
+    PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS ${module})
 endfunction()
