@@ -2,7 +2,6 @@
 // mutation of a valid encoding (flipped bytes, cut or spliced input) either decodes or throws
 // ValueError, never anything else. A fixed seed keeps the inputs the same on every run.
 #include <gtest/gtest.h>
-
 #include <sys/resource.h>
 
 #include <fstream>
@@ -23,12 +22,18 @@ class RandomObjects {
   Object make(int depth) {
     const int kind = pick(depth >= 4 ? 6 : 8);
     switch (kind) {
-      case 0: return Object();
-      case 1: return Object(pick(2) == 1);
-      case 2: return Object(static_cast<long long>(rng_()) - (1ll << 31));
-      case 3: return Object(std::uniform_real_distribution<double>(-1e6, 1e6)(rng_));
-      case 4: return Object(text());
-      case 5: return Object::bytes(text());
+      case 0:
+        return Object();
+      case 1:
+        return Object(pick(2) == 1);
+      case 2:
+        return Object(static_cast<long long>(rng_()) - (1ll << 31));
+      case 3:
+        return Object(std::uniform_real_distribution<double>(-1e6, 1e6)(rng_));
+      case 4:
+        return Object(text());
+      case 5:
+        return Object::bytes(text());
       case 6: {
         Object::Items items;
         for (int i = pick(5); i > 0; --i) items.push_back(make(depth + 1));
@@ -88,13 +93,15 @@ TEST(ObjectFuzz, MutatedEncodingsDecodeOrThrowValueError) {
       auto bad = wire;
       switch (gen.pick(3)) {
         case 0:  // flip a byte
-          bad[static_cast<size_t>(gen.pick(static_cast<int>(bad.size())))] ^= static_cast<uint8_t>(1 + gen.pick(255));
+          bad[static_cast<size_t>(gen.pick(static_cast<int>(bad.size())))] ^=
+              static_cast<uint8_t>(1 + gen.pick(255));
           break;
         case 1:  // cut
           bad.resize(static_cast<size_t>(gen.pick(static_cast<int>(bad.size()))));
           break;
         default:  // splice random bytes in
-          bad.insert(bad.begin() + gen.pick(static_cast<int>(bad.size())), static_cast<uint8_t>(gen.pick(256)));
+          bad.insert(bad.begin() + gen.pick(static_cast<int>(bad.size())),
+                     static_cast<uint8_t>(gen.pick(256)));
       }
       ++total;
       try {
@@ -128,24 +135,27 @@ TEST(ObjectFuzz, ClaimedCountsBeyondTheLimitsAreRejectedBeforeAllocating) {
   // Under an address-space limit, in a child: a list claiming 16 Mi elements (within a 16 MiB
   // input) must not reserve 16 Mi Objects (~1.4 GiB) before the element limit stops it.
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-  auto results = testing::run_ranks(1, [](int, int) {
-    std::vector<uint8_t> big = {'C', 'R', 'O', 1, 7};
-    const uint32_t count = 16u << 20;
-    for (int i = 0; i < 4; ++i) big.push_back(static_cast<uint8_t>(count >> (8 * i)));
-    big.resize(big.size() + count, 0);
-    long pages = 0;
-    std::ifstream("/proc/self/statm") >> pages;
-    rlimit lim{};
-    lim.rlim_cur = lim.rlim_max = static_cast<rlim_t>(pages) * 4096 + (512u << 20);
-    CREW_CHECK(::setrlimit(RLIMIT_AS, &lim) == 0, "setrlimit");
-    DecodeLimits few;
-    few.max_elems = 1000;
-    try {
-      Object::decode(big, few);
-      CREW_THROW(InternalError, "decode accepted ", count, " values over max_elems 1000");
-    } catch (const ValueError&) {
-    }
-  }, {.timeout = std::chrono::seconds(30)});
+  auto results = testing::run_ranks(
+      1,
+      [](int, int) {
+        std::vector<uint8_t> big = {'C', 'R', 'O', 1, 7};
+        const uint32_t count = 16u << 20;
+        for (int i = 0; i < 4; ++i) big.push_back(static_cast<uint8_t>(count >> (8 * i)));
+        big.resize(big.size() + count, 0);
+        long pages = 0;
+        std::ifstream("/proc/self/statm") >> pages;
+        rlimit lim{};
+        lim.rlim_cur = lim.rlim_max = static_cast<rlim_t>(pages) * 4096 + (512u << 20);
+        CREW_CHECK(::setrlimit(RLIMIT_AS, &lim) == 0, "setrlimit");
+        DecodeLimits few;
+        few.max_elems = 1000;
+        try {
+          Object::decode(big, few);
+          CREW_THROW(InternalError, "decode accepted ", count, " values over max_elems 1000");
+        } catch (const ValueError&) {
+        }
+      },
+      {.timeout = std::chrono::seconds(30)});
   testing::expect_all_ok(results);
 #endif
   // Input over max_bytes is refused up front.

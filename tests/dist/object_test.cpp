@@ -1,9 +1,10 @@
+#include "crew/dist/object/object.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "crew/core/error.h"
-#include "crew/dist/object/object.h"
 
 namespace crew::dist {
 namespace {
@@ -11,7 +12,8 @@ namespace {
 TEST(Object, PrintsAsPython) {
   Object foo = Object::dict({{"foo", Object::list({1, 2, 3})}});
   Object bar = Object::dict({{"bar", Object::list({4, 5, 6})}});
-  EXPECT_EQ(repr(std::vector<Object>{foo, bar, bar}), "[{'foo': [1, 2, 3]}, {'bar': [4, 5, 6]}, {'bar': [4, 5, 6]}]");
+  EXPECT_EQ(repr(std::vector<Object>{foo, bar, bar}),
+            "[{'foo': [1, 2, 3]}, {'bar': [4, 5, 6]}, {'bar': [4, 5, 6]}]");
   EXPECT_EQ(Object().repr(), "None");
   EXPECT_EQ(Object(true).repr(), "True");
   EXPECT_EQ(Object(false).repr(), "False");

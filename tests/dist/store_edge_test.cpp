@@ -1,7 +1,6 @@
 // Edge cases of the stores: errors that must not cost the connection, "wait forever"
 // timeouts, threads sharing one client, clients that die while parked, limits.
 #include <gtest/gtest.h>
-
 #include <sys/socket.h>
 
 #include <atomic>
@@ -97,18 +96,21 @@ TEST(TCPStoreEdge, ThreadsSharingOneClientKeepTheCounterExact) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(store.add("counter", 0), kThreads * kAdds);
-  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(store.get_string("t/" + std::to_string(t)), std::to_string(kAdds - 1));
+  for (int t = 0; t < kThreads; ++t)
+    EXPECT_EQ(store.get_string("t/" + std::to_string(t)), std::to_string(kAdds - 1));
 }
 
 TEST(TCPStoreEdge, AClientKilledWhileParkedLeavesTheServerServing) {
   TCPStoreServer server;
   const int port = server.port();
   // Every child parks a long WAIT and is SIGKILLed by run_ranks' deadline.
-  auto results = testing::run_ranks(4, [port](int rank, int) {
-    TCPStore store("127.0.0.1", edge_options(port, 30s));
-    store.add("parked", 1);
-    store.wait({"never/" + std::to_string(rank)}, 30s);
-  }, {.timeout = 1500ms});
+  auto results = testing::run_ranks(4,
+                                    [port](int rank, int) {
+                                      TCPStore store("127.0.0.1", edge_options(port, 30s));
+                                      store.add("parked", 1);
+                                      store.wait({"never/" + std::to_string(rank)}, 30s);
+                                    },
+                                    {.timeout = 1500ms});
   for (auto& r : results) EXPECT_TRUE(r.timed_out) << testing::describe(r);
   TCPStore store("127.0.0.1", edge_options(port));
   EXPECT_EQ(store.add("parked", 0), 4);
@@ -155,16 +157,19 @@ TEST(TCPStoreEdge, ValuesOfSeveralMegabytesRoundTrip) {
 TEST(TCPStoreEdge, PrefixStoresOverOneServerFromSeveralProcesses) {
   TCPStoreServer server;
   const int port = server.port();
-  auto results = testing::run_ranks(3, [port](int rank, int world) {
-    auto base = std::make_shared<TCPStore>("127.0.0.1", edge_options(port, 10s));
-    PrefixStore group("pg/7/", base);
-    group.set("addr/" + std::to_string(rank), "rank" + std::to_string(rank));
-    for (int r = 0; r < world; ++r) {
-      std::string v = group.get_string("addr/" + std::to_string(r));
-      CREW_CHECK_EQ(v, "rank" + std::to_string(r));
-    }
-    group.add("arrived", 1);
-  }, {.timeout = 30s});
+  auto results =
+      testing::run_ranks(3,
+                         [port](int rank, int world) {
+                           auto base = std::make_shared<TCPStore>("127.0.0.1", edge_options(port, 10s));
+                           PrefixStore group("pg/7/", base);
+                           group.set("addr/" + std::to_string(rank), "rank" + std::to_string(rank));
+                           for (int r = 0; r < world; ++r) {
+                             std::string v = group.get_string("addr/" + std::to_string(r));
+                             CREW_CHECK_EQ(v, "rank" + std::to_string(r));
+                           }
+                           group.add("arrived", 1);
+                         },
+                         {.timeout = 30s});
   testing::expect_all_ok(results);
   auto base = std::make_shared<TCPStore>("127.0.0.1", edge_options(port));
   EXPECT_EQ(base->get_string("pg/7/addr/2"), "rank2");
@@ -176,22 +181,25 @@ TEST(TCPStoreEdge, TheHostWaitsForNumWorkersToCheckIn) {
   int port = 0;
   { net::Fd fd = net::listen_on("127.0.0.1", 0, 1, &port); }  // free now; rank 0 binds it again
   constexpr int kWorld = 4;
-  auto results = testing::run_ranks(kWorld, [port](int rank, int world) {
-    TCPStoreOptions o = edge_options(port, 20s);
-    o.is_server = rank == 0;
-    o.num_workers = world;
-    TCPStore store("127.0.0.1", o);  // clients retry until rank 0 listens
-    if (rank == 0) {
-      // The constructor returned only once every worker had checked in.
-      CREW_CHECK_EQ(store.add(TCPStore::kWorkersKey, 0), world);
-      std::vector<std::string> byes;
-      for (int r = 1; r < world; ++r) byes.push_back("bye/" + std::to_string(r));
-      store.wait(byes, 20s);  // keep serving until every client is done
-    } else {
-      store.wait({TCPStore::kWorkersReadyKey}, 20s);
-      store.set("bye/" + std::to_string(rank), "1");
-    }
-  }, {.timeout = 60s});
+  auto results = testing::run_ranks(kWorld,
+                                    [port](int rank, int world) {
+                                      TCPStoreOptions o = edge_options(port, 20s);
+                                      o.is_server = rank == 0;
+                                      o.num_workers = world;
+                                      TCPStore store("127.0.0.1", o);  // clients retry until rank 0 listens
+                                      if (rank == 0) {
+                                        // The constructor returned only once every worker had checked in.
+                                        CREW_CHECK_EQ(store.add(TCPStore::kWorkersKey, 0), world);
+                                        std::vector<std::string> byes;
+                                        for (int r = 1; r < world; ++r)
+                                          byes.push_back("bye/" + std::to_string(r));
+                                        store.wait(byes, 20s);  // keep serving until every client is done
+                                      } else {
+                                        store.wait({TCPStore::kWorkersReadyKey}, 20s);
+                                        store.set("bye/" + std::to_string(rank), "1");
+                                      }
+                                    },
+                                    {.timeout = 60s});
   testing::expect_all_ok(results);
 }
 

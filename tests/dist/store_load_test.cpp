@@ -25,25 +25,28 @@ TEST(TCPStoreLoad, SixtyFourClientsLoseNoUpdate) {
   const int port = server.port();
   constexpr int kClients = 64;
   const int ops = ops_per_client();
-  auto results = testing::run_ranks(kClients, [port, ops](int rank, int world) {
-    TCPStoreOptions o;
-    o.port = port;
-    o.timeout = 120s;
-    o.connect_timeout = 30s;
-    TCPStore store("127.0.0.1", o);
-    const std::string mine = "load/last/" + std::to_string(rank);
-    int64_t previous = 0;
-    for (int i = 1; i <= ops; ++i) {
-      const int64_t now = store.add("load/counter", 1);
-      CREW_CHECK_GT(now, previous);  // the shared counter only grows, as each client sees it
-      previous = now;
-      if (i % 100 == 0) {
-        store.set(mine, std::to_string(i));
-        CREW_CHECK_EQ(store.get_string(mine), std::to_string(i));
-      }
-    }
-    store.add("load/finished", 1);
-  }, {.timeout = 300s});
+  auto results = testing::run_ranks(
+      kClients,
+      [port, ops](int rank, int world) {
+        TCPStoreOptions o;
+        o.port = port;
+        o.timeout = 120s;
+        o.connect_timeout = 30s;
+        TCPStore store("127.0.0.1", o);
+        const std::string mine = "load/last/" + std::to_string(rank);
+        int64_t previous = 0;
+        for (int i = 1; i <= ops; ++i) {
+          const int64_t now = store.add("load/counter", 1);
+          CREW_CHECK_GT(now, previous);  // the shared counter only grows, as each client sees it
+          previous = now;
+          if (i % 100 == 0) {
+            store.set(mine, std::to_string(i));
+            CREW_CHECK_EQ(store.get_string(mine), std::to_string(i));
+          }
+        }
+        store.add("load/finished", 1);
+      },
+      {.timeout = 300s});
   testing::expect_all_ok(results);
   TCPStoreOptions o;
   o.port = port;

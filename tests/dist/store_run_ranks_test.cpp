@@ -20,12 +20,14 @@ namespace {
 using namespace std::chrono_literals;
 
 TEST(RunRanks, ReportsEachRanksOutcome) {
-  auto results = run_ranks(4, [](int rank, int world) {
-    if (world != 4) std::_Exit(9);
-    if (rank == 1) throw std::runtime_error("rank one failed on purpose");
-    if (rank == 2) std::_Exit(7);
-    if (rank == 3) ::raise(SIGABRT);
-  }, {.timeout = 30s});
+  auto results = run_ranks(4,
+                           [](int rank, int world) {
+                             if (world != 4) std::_Exit(9);
+                             if (rank == 1) throw std::runtime_error("rank one failed on purpose");
+                             if (rank == 2) std::_Exit(7);
+                             if (rank == 3) ::raise(SIGABRT);
+                           },
+                           {.timeout = 30s});
   ASSERT_EQ(results.size(), 4u);
   EXPECT_TRUE(results[0].ok()) << describe(results[0]);
   EXPECT_EQ(results[1].exit_code, 1);
@@ -39,13 +41,17 @@ TEST(RunRanks, ReportsEachRanksOutcome) {
 }
 
 TEST(RunRanks, SetsTheEnvironment) {
-  auto results = run_ranks(2, [](int rank, int world) {
-    const char* v = std::getenv("CREW_HARNESS_TEST");
-    if (!v || std::string(v) != "yes") throw std::runtime_error("CREW_HARNESS_TEST not set");
-    const char* r = std::getenv("CREW_RANK");
-    const char* w = std::getenv("CREW_WORLD_SIZE");
-    if (!r || std::stoi(r) != rank || !w || std::stoi(w) != world) throw std::runtime_error("rank env wrong");
-  }, {.timeout = 30s, .env = {{"CREW_HARNESS_TEST", "yes"}}, .set_rank_env = true});
+  auto results = run_ranks(2,
+                           [](int rank, int world) {
+                             const char* v = std::getenv("CREW_HARNESS_TEST");
+                             if (!v || std::string(v) != "yes")
+                               throw std::runtime_error("CREW_HARNESS_TEST not set");
+                             const char* r = std::getenv("CREW_RANK");
+                             const char* w = std::getenv("CREW_WORLD_SIZE");
+                             if (!r || std::stoi(r) != rank || !w || std::stoi(w) != world)
+                               throw std::runtime_error("rank env wrong");
+                           },
+                           {.timeout = 30s, .env = {{"CREW_HARNESS_TEST", "yes"}}, .set_rank_env = true});
   expect_all_ok(results);
 }
 
@@ -61,16 +67,18 @@ TEST(RunRanks, TheDeadlineKillsHungChildrenAndWhatTheyStarted) {
   TempDir dir;
   const std::string pid_file = dir.file("grandchild.pid");
   Stopwatch clock;
-  auto results = run_ranks(2, [&pid_file](int rank, int) {
-    if (rank == 0) return;
-    pid_t g = ::fork();  // holds the report pipe open and never exits by itself
-    if (g == 0) {
-      ::sleep(60);
-      ::_exit(0);
-    }
-    std::ofstream(pid_file) << g;
-    ::sleep(60);
-  }, {.timeout = 1s});
+  auto results = run_ranks(2,
+                           [&pid_file](int rank, int) {
+                             if (rank == 0) return;
+                             pid_t g = ::fork();  // holds the report pipe open and never exits by itself
+                             if (g == 0) {
+                               ::sleep(60);
+                               ::_exit(0);
+                             }
+                             std::ofstream(pid_file) << g;
+                             ::sleep(60);
+                           },
+                           {.timeout = 1s});
   EXPECT_LT(clock.seconds(), 30.0) << "run_ranks must return soon after its deadline";
   EXPECT_TRUE(results[0].ok()) << describe(results[0]);
   EXPECT_TRUE(results[1].timed_out) << describe(results[1]);

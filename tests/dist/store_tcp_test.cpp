@@ -93,18 +93,22 @@ TEST(TCPStore, SixteenClientProcessesKeepTheCounterExact) {
   const int port = server.port();
   constexpr int kClients = 16;
   constexpr int kAdds = 100;
-  auto results = testing::run_ranks(kClients, [&](int rank, int world) {
-    TCPStore store("127.0.0.1", client_options(port, 20s));
-    for (int i = 0; i < kAdds; ++i) {
-      store.add("counter", 1);
-      store.set("rank/" + std::to_string(rank), std::to_string(i));
-    }
-    store.add("done", 1);
-    std::vector<std::string> keys;
-    for (int r = 0; r < world; ++r) keys.push_back("rank/" + std::to_string(r));
-    store.wait(keys, 20s);
-    for (int r = 0; r < world; ++r) (void)store.get("rank/" + std::to_string(r));
-  }, {.timeout = 60s});
+  auto results = testing::run_ranks(kClients,
+                                    [&](int rank, int world) {
+                                      TCPStore store("127.0.0.1", client_options(port, 20s));
+                                      for (int i = 0; i < kAdds; ++i) {
+                                        store.add("counter", 1);
+                                        store.set("rank/" + std::to_string(rank), std::to_string(i));
+                                      }
+                                      store.add("done", 1);
+                                      std::vector<std::string> keys;
+                                      for (int r = 0; r < world; ++r)
+                                        keys.push_back("rank/" + std::to_string(r));
+                                      store.wait(keys, 20s);
+                                      for (int r = 0; r < world; ++r)
+                                        (void)store.get("rank/" + std::to_string(r));
+                                    },
+                                    {.timeout = 60s});
   testing::expect_all_ok(results);
   TCPStore store("127.0.0.1", client_options(port));
   EXPECT_EQ(store.add("counter", 0), kClients * kAdds);

@@ -1,7 +1,7 @@
 #include "tests/testing/multiprocess.h"
 
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -76,7 +76,7 @@ std::vector<RankResult> run_ranks(int world, const std::function<void(int rank, 
       ::close(fds[0]);
       continue;
     }
-    ::setpgid(pid, pid);  // also here: no race with a kill of the group at the deadline
+    ::setpgid(pid, pid);                   // also here: no race with a kill of the group at the deadline
     ::fcntl(fds[0], F_SETFL, O_NONBLOCK);  // a grandchild holding the pipe must not block the drain
     pids[r] = pid;
     pipes[r] = fds[0];
@@ -135,9 +135,12 @@ std::vector<RankResult> run_ranks(int world, const std::function<void(int rank, 
 
 std::string describe(const RankResult& r) {
   std::string s = "rank " + std::to_string(r.rank) + ": ";
-  if (r.timed_out) s += "timed out (killed)";
-  else if (r.signal) s += std::string("killed by signal ") + strsignal(r.signal);
-  else s += "exit code " + std::to_string(r.exit_code);
+  if (r.timed_out)
+    s += "timed out (killed)";
+  else if (r.signal)
+    s += std::string("killed by signal ") + strsignal(r.signal);
+  else
+    s += "exit code " + std::to_string(r.exit_code);
   if (!r.error.empty()) s += ": " + r.error;
   return s;
 }

@@ -28,10 +28,10 @@ struct RunRanksOptions {
 
 struct RankResult {
   int rank = 0;
-  int exit_code = -1;   // -1 when killed by a signal
-  int signal = 0;       // the signal that ended it, 0 if none
+  int exit_code = -1;  // -1 when killed by a signal
+  int signal = 0;      // the signal that ended it, 0 if none
   bool timed_out = false;
-  std::string error;    // the exception text the child reported
+  std::string error;  // the exception text the child reported
   bool ok() const { return exit_code == 0 && !timed_out; }
 };
 

@@ -34,9 +34,11 @@ std::string repr_float(double v) {
     if (exponent < 0) {
       out = "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
     } else if (static_cast<int>(digits.size()) <= exponent + 1) {
-      out = digits + std::string(static_cast<size_t>(exponent + 1 - static_cast<int>(digits.size())), '0') + ".0";
+      out = digits + std::string(static_cast<size_t>(exponent + 1 - static_cast<int>(digits.size())), '0') +
+            ".0";
     } else {
-      out = digits.substr(0, static_cast<size_t>(exponent + 1)) + "." + digits.substr(static_cast<size_t>(exponent + 1));
+      out = digits.substr(0, static_cast<size_t>(exponent + 1)) + "." +
+            digits.substr(static_cast<size_t>(exponent + 1));
     }
   } else {
     out = digits.substr(0, 1);
@@ -55,11 +57,16 @@ std::string repr_text(const std::string& s, bool is_bytes) {
   std::string out = is_bytes ? "b" : "";
   out += quote;
   for (unsigned char c : s) {
-    if (c == '\\') out += "\\\\";
-    else if (c == static_cast<unsigned char>(quote)) out += std::string("\\") + quote;
-    else if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == static_cast<unsigned char>(quote))
+      out += std::string("\\") + quote;
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
     else if (c < 0x20 || c == 0x7f || (is_bytes && c >= 0x80)) {
       char buf[8];
       std::snprintf(buf, sizeof(buf), "\\x%02x", c);
@@ -80,14 +87,22 @@ void check_kind(Object::Kind have, Object::Kind want, const char* op) {
 
 const char* kind_name(Object::Kind kind) {
   switch (kind) {
-    case Object::Kind::NONE: return "None";
-    case Object::Kind::BOOL: return "bool";
-    case Object::Kind::INT: return "int";
-    case Object::Kind::FLOAT: return "float";
-    case Object::Kind::STR: return "str";
-    case Object::Kind::BYTES: return "bytes";
-    case Object::Kind::LIST: return "list";
-    case Object::Kind::DICT: return "dict";
+    case Object::Kind::NONE:
+      return "None";
+    case Object::Kind::BOOL:
+      return "bool";
+    case Object::Kind::INT:
+      return "int";
+    case Object::Kind::FLOAT:
+      return "float";
+    case Object::Kind::STR:
+      return "str";
+    case Object::Kind::BYTES:
+      return "bytes";
+    case Object::Kind::LIST:
+      return "list";
+    case Object::Kind::DICT:
+      return "dict";
   }
   return "unknown";
 }
@@ -159,17 +174,22 @@ const Object& Object::at(const std::string& key) const {
 
 const Object& Object::operator[](size_t i) const {
   const Items& items = as_list();
-  CREW_CHECK_T(IndexError, i < items.size(), "Object: list index ", i, " out of range (size ", items.size(), ")");
+  CREW_CHECK_T(IndexError, i < items.size(), "Object: list index ", i, " out of range (size ", items.size(),
+               ")");
   return items[i];
 }
 
 size_t Object::size() const {
   switch (kind_) {
-    case Kind::LIST: return list_->size();
-    case Kind::DICT: return dict_->size();
+    case Kind::LIST:
+      return list_->size();
+    case Kind::DICT:
+      return dict_->size();
     case Kind::STR:
-    case Kind::BYTES: return str_.size();
-    default: CREW_THROW(ValueError, "Object::size: ", kind_name(kind_), " has no length");
+    case Kind::BYTES:
+      return str_.size();
+    default:
+      CREW_THROW(ValueError, "Object::size: ", kind_name(kind_), " has no length");
   }
 }
 
@@ -182,8 +202,8 @@ Object& Object::append(Object item) {
 
 Object& Object::set(Object key, Object value) {
   check_kind(kind_, Kind::DICT, "set");
-  CREW_CHECK(key.kind_ == Kind::STR || key.kind_ == Kind::INT || key.kind_ == Kind::BOOL || key.kind_ == Kind::NONE ||
-                 key.kind_ == Kind::FLOAT || key.kind_ == Kind::BYTES,
+  CREW_CHECK(key.kind_ == Kind::STR || key.kind_ == Kind::INT || key.kind_ == Kind::BOOL ||
+                 key.kind_ == Kind::NONE || key.kind_ == Kind::FLOAT || key.kind_ == Kind::BYTES,
              "Object: a ", kind_name(key.kind_), " cannot be a dict key (unhashable)");
   if (dict_.use_count() > 1) dict_ = std::make_shared<Pairs>(*dict_);
   for (auto& [k, v] : *dict_) {
@@ -198,12 +218,18 @@ Object& Object::set(Object key, Object value) {
 
 std::string Object::repr() const {
   switch (kind_) {
-    case Kind::NONE: return "None";
-    case Kind::BOOL: return int_ ? "True" : "False";
-    case Kind::INT: return std::to_string(int_);
-    case Kind::FLOAT: return repr_float(float_);
-    case Kind::STR: return repr_text(str_, false);
-    case Kind::BYTES: return repr_text(str_, true);
+    case Kind::NONE:
+      return "None";
+    case Kind::BOOL:
+      return int_ ? "True" : "False";
+    case Kind::INT:
+      return std::to_string(int_);
+    case Kind::FLOAT:
+      return repr_float(float_);
+    case Kind::STR:
+      return repr_text(str_, false);
+    case Kind::BYTES:
+      return repr_text(str_, true);
     case Kind::LIST: {
       std::string out = "[";
       for (size_t i = 0; i < list_->size(); ++i) out += (i ? ", " : "") + (*list_)[i].repr();
@@ -228,12 +254,17 @@ bool Object::operator==(const Object& o) const {
   }
   if (kind_ != o.kind_) return false;
   switch (kind_) {
-    case Kind::NONE: return true;
+    case Kind::NONE:
+      return true;
     case Kind::STR:
-    case Kind::BYTES: return str_ == o.str_;
-    case Kind::LIST: return *list_ == *o.list_;
-    case Kind::DICT: return *dict_ == *o.dict_;
-    default: return false;
+    case Kind::BYTES:
+      return str_ == o.str_;
+    case Kind::LIST:
+      return *list_ == *o.list_;
+    case Kind::DICT:
+      return *dict_ == *o.dict_;
+    default:
+      return false;
   }
 }
 

@@ -60,8 +60,8 @@ class Object {
   // dict lookup by str key; IndexError naming the key.
   const Object& at(const std::string& key) const;
   const Object& operator[](size_t i) const;
-  size_t size() const;  // list/dict/str/bytes length
-  Object& append(Object item);  // list only
+  size_t size() const;                    // list/dict/str/bytes length
+  Object& append(Object item);            // list only
   Object& set(Object key, Object value);  // dict only; replaces an equal key in place
 
   // Python's repr.

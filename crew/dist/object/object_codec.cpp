@@ -20,8 +20,12 @@ class ObjectCodec {
   static void encode(const Object& o, std::vector<uint8_t>& out, size_t depth) {
     CREW_CHECK(depth <= 1000, "Object::encode: nesting deeper than 1000 levels");
     switch (o.kind_) {
-      case Object::Kind::NONE: out.push_back(0); break;
-      case Object::Kind::BOOL: out.push_back(o.int_ ? 2 : 1); break;
+      case Object::Kind::NONE:
+        out.push_back(0);
+        break;
+      case Object::Kind::BOOL:
+        out.push_back(o.int_ ? 2 : 1);
+        break;
       case Object::Kind::INT:
         out.push_back(3);
         put64(out, static_cast<uint64_t>(o.int_));
@@ -63,8 +67,8 @@ class ObjectCodec {
     size_t elems = 0;
 
     void need(size_t n, const char* what) {
-      CREW_CHECK(n <= size - pos, "Object::decode: truncated input: ", what, " at byte offset ", pos, " needs ", n,
-                 " bytes, ", size - pos, " left");
+      CREW_CHECK(n <= size - pos, "Object::decode: truncated input: ", what, " at byte offset ", pos,
+                 " needs ", n, " bytes, ", size - pos, " left");
     }
     uint8_t u8() {
       need(1, "tag");
@@ -99,10 +103,14 @@ class ObjectCodec {
       const size_t at = pos;
       const uint8_t tag = u8();
       switch (tag) {
-        case 0: return Object();
-        case 1: return Object(false);
-        case 2: return Object(true);
-        case 3: return Object(static_cast<long long>(u64("int")));
+        case 0:
+          return Object();
+        case 1:
+          return Object(false);
+        case 2:
+          return Object(true);
+        case 3:
+          return Object(static_cast<long long>(u64("int")));
         case 4: {
           uint64_t bits = u64("float");
           double v;
@@ -165,7 +173,8 @@ std::vector<uint8_t> Object::encode() const {
 }
 
 Object Object::decode(const uint8_t* data, size_t size, const DecodeLimits& limits) {
-  CREW_CHECK(size <= limits.max_bytes, "Object::decode: ", size, " bytes is over the limit of ", limits.max_bytes);
+  CREW_CHECK(size <= limits.max_bytes, "Object::decode: ", size, " bytes is over the limit of ",
+             limits.max_bytes);
   CREW_CHECK(size >= 4 && std::memcmp(data, ObjectCodec::kMagic, 4) == 0,
              "Object::decode: bad header at byte offset 0 (not a crew Object encoding, or another version)");
   ObjectCodec::Reader r{data, size, 4, limits};

@@ -28,7 +28,8 @@ void HashStore::set(const std::string& key, const std::vector<uint8_t>& value) {
 std::vector<uint8_t> HashStore::get(const std::string& key) {
   std::unique_lock<std::mutex> lock(mu_);
   bool ok = cv_.wait_for(lock, capped(timeout_), [&] { return data_.count(key) > 0; });
-  CREW_CHECK_T(TimeoutError, ok, "HashStore get '", key, "': the key did not appear within ", timeout_.count(), " ms");
+  CREW_CHECK_T(TimeoutError, ok, "HashStore get '", key, "': the key did not appear within ",
+               timeout_.count(), " ms");
   return data_[key];
 }
 
@@ -97,7 +98,8 @@ void HashStore::wait(const std::vector<std::string>& keys, std::chrono::millisec
   std::string missing;
   for (auto& k : keys)
     if (!data_.count(k)) missing += (missing.empty() ? "'" : ", '") + k + "'";
-  CREW_THROW(TimeoutError, "HashStore wait: keys ", missing, " did not appear within ", timeout.count(), " ms");
+  CREW_THROW(TimeoutError, "HashStore wait: keys ", missing, " did not appear within ", timeout.count(),
+             " ms");
 }
 
 }  // namespace crew::dist

@@ -5,7 +5,9 @@
 namespace crew::dist {
 
 PrefixStore::PrefixStore(std::string prefix, std::shared_ptr<Store> store)
-    : Store(store ? store->timeout() : kDefaultTimeout), prefix_(std::move(prefix)), store_(std::move(store)) {
+    : Store(store ? store->timeout() : kDefaultTimeout),
+      prefix_(std::move(prefix)),
+      store_(std::move(store)) {
   CREW_CHECK(store_ != nullptr, "PrefixStore: underlying store is null");
 }
 
@@ -16,7 +18,9 @@ std::vector<std::string> PrefixStore::prefixed(const std::vector<std::string>& k
   return out;
 }
 
-void PrefixStore::set(const std::string& key, const std::vector<uint8_t>& value) { store_->set(prefix_ + key, value); }
+void PrefixStore::set(const std::string& key, const std::vector<uint8_t>& value) {
+  store_->set(prefix_ + key, value);
+}
 std::vector<uint8_t> PrefixStore::get(const std::string& key) { return store_->get(prefix_ + key); }
 int64_t PrefixStore::add(const std::string& key, int64_t delta) { return store_->add(prefix_ + key, delta); }
 std::vector<uint8_t> PrefixStore::compare_set(const std::string& key, const std::vector<uint8_t>& expected,

@@ -17,7 +17,8 @@ namespace crew::dist::net {
 namespace {
 
 int ms_until(std::chrono::steady_clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
   if (left.count() <= 0) return 0;
   return left.count() > 1000000 ? 1000000 : static_cast<int>(left.count());
 }
@@ -157,7 +158,8 @@ bool send_all(int fd, const void* data, size_t size, std::chrono::steady_clock::
   return true;
 }
 
-bool recv_all(int fd, void* data, size_t size, std::chrono::steady_clock::time_point deadline, std::string* error) {
+bool recv_all(int fd, void* data, size_t size, std::chrono::steady_clock::time_point deadline,
+              std::string* error) {
   char* p = static_cast<char*>(data);
   while (size > 0) {
     pollfd pfd{fd, POLLIN, 0};

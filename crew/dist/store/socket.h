@@ -45,7 +45,8 @@ Fd try_connect(const std::string& host, int port, std::chrono::milliseconds time
 bool send_all(int fd, const void* data, size_t size, std::chrono::steady_clock::time_point deadline,
               std::string* error);
 // Receives exactly size bytes before the deadline; false on timeout, EOF or error.
-bool recv_all(int fd, void* data, size_t size, std::chrono::steady_clock::time_point deadline, std::string* error);
+bool recv_all(int fd, void* data, size_t size, std::chrono::steady_clock::time_point deadline,
+              std::string* error);
 void set_nonblocking(int fd, bool on);
 void set_nodelay(int fd);
 

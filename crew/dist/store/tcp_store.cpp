@@ -27,7 +27,8 @@ TCPStore::TCPStore(const std::string& host, TCPStoreOptions options)
     port_ = server_->port();
   }
   CREW_CHECK(port_ > 0, "TCPStore: client needs a port (got ", port_, ")");
-  CREW_CHECK(options_.num_workers >= 0, "TCPStore: num_workers must be >= 0 (got ", options_.num_workers, ")");
+  CREW_CHECK(options_.num_workers >= 0, "TCPStore: num_workers must be >= 0 (got ", options_.num_workers,
+             ")");
   connect();
   if (options_.num_workers > 0) check_in_workers();
 }
@@ -103,7 +104,8 @@ TCPStore::Reply TCPStore::request(uint8_t op, const std::vector<uint8_t>& body, 
                " was lost earlier");
   // Saturate: a "forever" timeout (milliseconds::max()) must not overflow the time point.
   constexpr std::chrono::milliseconds kMaxWait{int64_t{100} * 365 * 24 * 3600 * 1000};
-  const auto budget = timeout_ >= kMaxWait || wait_extra >= kMaxWait - timeout_ ? kMaxWait : timeout_ + wait_extra;
+  const auto budget =
+      timeout_ >= kMaxWait || wait_extra >= kMaxWait - timeout_ ? kMaxWait : timeout_ + wait_extra;
   const auto deadline = std::chrono::steady_clock::now() + budget;
   std::vector<uint8_t> frame(detail::kFrameHeaderBytes + body.size());
   detail::encode_header(op, static_cast<uint32_t>(body.size()), frame.data());
@@ -154,8 +156,8 @@ std::vector<uint8_t> TCPStore::get(const std::string& key) {
   BodyWriter b;
   b.i64(timeout_.count()).bytes(key);
   Reply r = request(static_cast<uint8_t>(StoreOp::GET), b.data(), "'" + key + "'", std::chrono::seconds(5));
-  CREW_CHECK_T(TimeoutError, r.status == static_cast<uint8_t>(StoreStatus::OK), "TCPStore get '", key, "' at ",
-               address(), ": the key did not appear within ", timeout_.count(), " ms");
+  CREW_CHECK_T(TimeoutError, r.status == static_cast<uint8_t>(StoreStatus::OK), "TCPStore get '", key,
+               "' at ", address(), ": the key did not appear within ", timeout_.count(), " ms");
   BodyReader br(r.body.data(), r.body.size());
   return br.bytes(options_.max_value_bytes);
 }
@@ -218,13 +220,16 @@ void TCPStore::wait(const std::vector<std::string>& keys, std::chrono::milliseco
   BodyWriter b;
   b.i64(timeout.count()).u32(static_cast<uint32_t>(keys.size()));
   for (auto& k : keys) b.bytes(k);
-  auto extra = timeout > timeout_ ? timeout - timeout_ + std::chrono::seconds(5) : std::chrono::milliseconds(5000);
-  Reply r = request(static_cast<uint8_t>(StoreOp::WAIT), b.data(), std::to_string(keys.size()) + " keys", extra);
+  auto extra =
+      timeout > timeout_ ? timeout - timeout_ + std::chrono::seconds(5) : std::chrono::milliseconds(5000);
+  Reply r =
+      request(static_cast<uint8_t>(StoreOp::WAIT), b.data(), std::to_string(keys.size()) + " keys", extra);
   if (r.status == static_cast<uint8_t>(StoreStatus::OK)) return;
   BodyReader br(r.body.data(), r.body.size());
   uint32_t n = br.u32();
   std::string missing;
-  for (uint32_t i = 0; i < n && i < 16; ++i) missing += (i ? ", '" : "'") + br.str(options_.max_key_bytes) + "'";
+  for (uint32_t i = 0; i < n && i < 16; ++i)
+    missing += (i ? ", '" : "'") + br.str(options_.max_key_bytes) + "'";
   CREW_THROW(TimeoutError, "TCPStore wait at ", address(), ": keys ", missing, " did not appear within ",
              timeout.count(), " ms");
 }

@@ -17,15 +17,24 @@ uint32_t get_u32(const uint8_t* p) {
 
 const char* store_op_name(StoreOp op) {
   switch (op) {
-    case StoreOp::HELLO: return "hello";
-    case StoreOp::SET: return "set";
-    case StoreOp::GET: return "get";
-    case StoreOp::ADD: return "add";
-    case StoreOp::COMPARE_SET: return "compare_set";
-    case StoreOp::CHECK: return "check";
-    case StoreOp::DELETE_KEY: return "delete_key";
-    case StoreOp::NUM_KEYS: return "num_keys";
-    case StoreOp::WAIT: return "wait";
+    case StoreOp::HELLO:
+      return "hello";
+    case StoreOp::SET:
+      return "set";
+    case StoreOp::GET:
+      return "get";
+    case StoreOp::ADD:
+      return "add";
+    case StoreOp::COMPARE_SET:
+      return "compare_set";
+    case StoreOp::CHECK:
+      return "check";
+    case StoreOp::DELETE_KEY:
+      return "delete_key";
+    case StoreOp::NUM_KEYS:
+      return "num_keys";
+    case StoreOp::WAIT:
+      return "wait";
   }
   return "unknown";
 }
@@ -41,8 +50,10 @@ void encode_header(uint8_t code, uint32_t body_len, uint8_t out[kFrameHeaderByte
 
 FrameHeader decode_header(const uint8_t in[kFrameHeaderBytes]) {
   uint32_t magic = get_u32(in);
-  CREW_CHECK(magic == kStoreMagic, "TCPStore: bad frame magic 0x", std::hex, magic, " (not a crew store peer?)");
-  CREW_CHECK(in[4] == kStoreVersion, "TCPStore: protocol version ", int(in[4]), ", expected ", int(kStoreVersion));
+  CREW_CHECK(magic == kStoreMagic, "TCPStore: bad frame magic 0x", std::hex, magic,
+             " (not a crew store peer?)");
+  CREW_CHECK(in[4] == kStoreVersion, "TCPStore: protocol version ", int(in[4]), ", expected ",
+             int(kStoreVersion));
   FrameHeader h;
   h.code = in[5];
   h.body_len = get_u32(in + 8);
@@ -105,7 +116,8 @@ int64_t BodyReader::i64() {
 std::vector<uint8_t> BodyReader::bytes(size_t max_size) {
   const size_t at = pos_;
   uint32_t n = u32();
-  CREW_CHECK(n <= max_size, "TCPStore: field at offset ", at, " has ", n, " bytes, over the limit of ", max_size);
+  CREW_CHECK(n <= max_size, "TCPStore: field at offset ", at, " has ", n, " bytes, over the limit of ",
+             max_size);
   need(n, "bytes");
   std::vector<uint8_t> v(data_ + pos_, data_ + pos_ + n);
   pos_ += n;

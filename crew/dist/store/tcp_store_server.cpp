@@ -61,7 +61,8 @@ TCPStoreServer::TCPStoreServer(TCPStoreServerOptions options)
   CREW_CHECK_T(StoreError, ::pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0, errno_message("TCPStoreServer: pipe"));
   wake_read_.reset(fds[0]);
   wake_write_.reset(fds[1]);
-  CREW_LOG(DEBUG) << "The server starts to listen on " << (bind_host.empty() ? "IP_ANY" : bind_host) << ":" << port_;
+  CREW_LOG(DEBUG) << "The server starts to listen on " << (bind_host.empty() ? "IP_ANY" : bind_host) << ":"
+                  << port_;
   thread_ = std::thread([this] { run(); });
 }
 
@@ -93,7 +94,8 @@ Clock::time_point deadline_after(int64_t timeout_ms) {
   return Clock::now() + std::chrono::milliseconds(std::clamp<int64_t>(timeout_ms, 0, kMaxMs));
 }
 
-bool all_present(const std::map<std::string, std::vector<uint8_t>>& data, const std::vector<std::string>& keys) {
+bool all_present(const std::map<std::string, std::vector<uint8_t>>& data,
+                 const std::vector<std::string>& keys) {
   for (auto& k : keys)
     if (!data.count(k)) return false;
   return true;
@@ -269,7 +271,8 @@ void TCPStoreServer::run() {
     fds.clear();
     fds.push_back({listen_fd_.get(), POLLIN, 0});
     fds.push_back({wake_read_.get(), POLLIN, 0});
-    for (auto& [fd, c] : st.clients) fds.push_back({fd, static_cast<short>(POLLIN | (c.out.empty() ? 0 : POLLOUT)), 0});
+    for (auto& [fd, c] : st.clients)
+      fds.push_back({fd, static_cast<short>(POLLIN | (c.out.empty() ? 0 : POLLOUT)), 0});
     // Sleep until the next waiter or handshake deadline (at most a minute).
     Clock::time_point next = Clock::time_point::max();
     for (auto& w : st.waiters) next = std::min(next, w.deadline);
@@ -300,7 +303,8 @@ void TCPStoreServer::run() {
     std::vector<int> silent;
     for (auto& [fd, c] : st.clients)
       if (!c.authenticated && !c.closing && now >= c.accepted + options_.hello_timeout) silent.push_back(fd);
-    for (int fd : silent) drop(fd, "no handshake within " + std::to_string(options_.hello_timeout.count()) + " ms");
+    for (int fd : silent)
+      drop(fd, "no handshake within " + std::to_string(options_.hello_timeout.count()) + " ms");
     if (fds[0].revents & POLLIN) {
       for (;;) {
         int cfd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -336,7 +340,8 @@ void TCPStoreServer::run() {
           try {
             auto h = detail::decode_header(c.in.data() + pos);
             const size_t limit = options_.max_value_bytes * 2 + options_.max_key_bytes + 64;
-            CREW_CHECK(h.body_len <= limit, "message body of ", h.body_len, " bytes is over the limit of ", limit);
+            CREW_CHECK(h.body_len <= limit, "message body of ", h.body_len, " bytes is over the limit of ",
+                       limit);
             if (c.in.size() - pos - detail::kFrameHeaderBytes < h.body_len) break;
             handle(fd, c, h.code, c.in.data() + pos + detail::kFrameHeaderBytes, h.body_len);
             pos += detail::kFrameHeaderBytes + h.body_len;

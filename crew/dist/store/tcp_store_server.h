@@ -20,9 +20,9 @@
 namespace crew::dist {
 
 struct TCPStoreServerOptions {
-  std::string host = "127.0.0.1";   // "" or "0.0.0.0" = every interface (multi-host jobs only)
+  std::string host = "127.0.0.1";  // "" or "0.0.0.0" = every interface (multi-host jobs only)
   int port = 0;
-  std::string job_token;             // non-empty: clients must present it in HELLO
+  std::string job_token;  // non-empty: clients must present it in HELLO
   size_t max_key_bytes = 4096;
   size_t max_value_bytes = 64u << 20;
   size_t max_clients = 4096;
