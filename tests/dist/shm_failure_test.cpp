@@ -193,6 +193,37 @@ TEST(ShmFailure, SegmentCreationFailureReachesEveryRank) {
   for (const auto& r : results) EXPECT_TRUE(r.ok());
 }
 
+// A child fork()ed by a rank (e.g. a data worker) that destroys its copy of the group must
+// neither hang nor mark the rank as gone.
+TEST(ShmFailure, ForkedChildDoesNotSpeakForTheRank) {
+  auto results = run_ranks(2, [&](int rank, Store& store) {
+    auto pg = make_group(store, rank, 2, std::chrono::seconds(60));
+    pg->barrier()->wait();
+    if (rank == 0) {
+      pid_t child = ::fork();
+      if (child == 0) {
+        pg.reset();
+        ::_exit(0);
+      }
+      int status = 0;
+      Deadline deadline(std::chrono::seconds(20));
+      while (::waitpid(child, &status, WNOHANG) == 0) {
+        if (deadline.expired()) {
+          ::kill(child, SIGKILL);
+          ::waitpid(child, &status, 0);
+          SHM_REQUIRE(false, "the forked child hung destroying its copy of the group");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      SHM_REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status ", status);
+    }
+    Tensor t = Tensor::full({3000}, rank + 1.0);
+    pg->all_reduce(t, ReduceOp::SUM)->wait();
+    SHM_REQUIRE(t.to_vector<float>()[2999] == 3.0f);
+  });
+  for (const auto& r : results) EXPECT_TRUE(r.ok());
+}
+
 TEST(ShmFailure, BadArgumentsAreValueErrors) {
   auto results = run_ranks(2, [&](int rank, Store& store) {
     auto pg = make_group(store, rank, 2, std::chrono::seconds(60));

@@ -179,6 +179,8 @@ void ShmComm::rendezvous(Store& store, const ShmOptions& shm) {
 
 ShmComm::~ShmComm() {
   if (controls_ == nullptr) return;
+  // A fork()ed child that inherited the mapping must not speak for this rank.
+  if (control(rank_).pid.load(std::memory_order_acquire) != ::getpid()) return;
   // Peers that still wait on this rank learn that it left instead of waiting for the timeout.
   control(rank_).pid.store(-::getpid(), std::memory_order_release);
   wake_everyone();

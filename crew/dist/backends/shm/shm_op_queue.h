@@ -51,7 +51,8 @@ class ShmWork final : public Work {
 class ShmOpQueue {
  public:
   explicit ShmOpQueue(std::chrono::microseconds start_delay);
-  // Runs what is queued (each op is bounded by its timeout), then joins the worker.
+  // Runs what is queued (each op is bounded by its timeout), then joins the worker. Never
+  // destroy a queue in a fork()ed child (its worker and waiters do not exist there).
   ~ShmOpQueue();
   ShmOpQueue(const ShmOpQueue&) = delete;
   ShmOpQueue& operator=(const ShmOpQueue&) = delete;

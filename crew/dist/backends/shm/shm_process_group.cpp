@@ -1,5 +1,7 @@
 #include "crew/dist/backends/shm/shm_process_group.h"
 
+#include <unistd.h>
+
 #include <atomic>
 
 #include "crew/core/check.h"
@@ -17,16 +19,26 @@ class ShmProcessGroup final : public ProcessGroup {
   ShmProcessGroup(Store& store, int rank, int size, ProcessGroupOptions options, const ShmOptions& shm)
       : ProcessGroup(rank, size, std::move(options)),
         comm_(store, rank, size, options_, shm),
-        collectives_(shm.worker_start_delay),
-        sends_(shm.worker_start_delay),
-        recvs_(shm.worker_start_delay) {}
+        collectives_(std::make_unique<detail::ShmOpQueue>(shm.worker_start_delay)),
+        sends_(std::make_unique<detail::ShmOpQueue>(shm.worker_start_delay)),
+        recvs_(std::make_unique<detail::ShmOpQueue>(shm.worker_start_delay)) {}
+
+  ~ShmProcessGroup() override {
+    if (::getpid() != owner_pid_) {
+      // A fork()ed child (a data worker, ...): the worker threads and their condition
+      // variables belong to the parent; leave them alone.
+      (void)collectives_.release();
+      (void)sends_.release();
+      (void)recvs_.release();
+    }
+  }
 
   std::string backend_name() const override { return "shm"; }
 
   std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op) override {
     detail::check_tensor(*this, "all_reduce", tensor, "tensor");
     Tensor t = tensor;
-    return issue(collectives_, ShmOpKind::ALL_REDUCE, t.numel(), t.dtype(), 0, op, [this, t, op](ShmOp& o) {
+    return issue(*collectives_, ShmOpKind::ALL_REDUCE, t.numel(), t.dtype(), 0, op, [this, t, op](ShmOp& o) {
       comm_.all_reduce(o, t.raw_data(), t.numel(), t.dtype(), op);
     });
   }
@@ -35,7 +47,7 @@ class ShmProcessGroup final : public ProcessGroup {
     detail::check_tensor(*this, "broadcast", tensor, "tensor");
     detail::check_peer(*this, "broadcast", root, "root");
     Tensor t = tensor;
-    return issue(collectives_, ShmOpKind::BROADCAST, t.numel(), t.dtype(), root, ReduceOp::SUM,
+    return issue(*collectives_, ShmOpKind::BROADCAST, t.numel(), t.dtype(), root, ReduceOp::SUM,
                  [this, t, root](ShmOp& o) { comm_.broadcast(o, t.raw_data(), t.nbytes(), root); });
   }
 
@@ -43,7 +55,7 @@ class ShmProcessGroup final : public ProcessGroup {
     detail::check_tensor(*this, "reduce", tensor, "tensor");
     detail::check_peer(*this, "reduce", root, "root");
     Tensor t = tensor;
-    return issue(collectives_, ShmOpKind::REDUCE, t.numel(), t.dtype(), root, op, [this, t, root, op](ShmOp& o) {
+    return issue(*collectives_, ShmOpKind::REDUCE, t.numel(), t.dtype(), root, op, [this, t, root, op](ShmOp& o) {
       comm_.reduce(o, t.raw_data(), t.numel(), t.dtype(), op, root);
     });
   }
@@ -70,7 +82,7 @@ class ShmProcessGroup final : public ProcessGroup {
       ins = inputs;
     }
     Tensor out = output;
-    return issue(collectives_, ShmOpKind::SCATTER, out.numel(), out.dtype(), root, ReduceOp::SUM,
+    return issue(*collectives_, ShmOpKind::SCATTER, out.numel(), out.dtype(), root, ReduceOp::SUM,
                  [this, out, ins, root](ShmOp& o) {
                    comm_.scatter(o, out.raw_data(), const_pointers(ins), out.nbytes(), root);
                  });
@@ -81,7 +93,7 @@ class ShmProcessGroup final : public ProcessGroup {
     detail::check_list(*this, "reduce_scatter", inputs, output, "input");
     Tensor out = output;
     std::vector<Tensor> ins = inputs;
-    return issue(collectives_, ShmOpKind::REDUCE_SCATTER, out.numel(), out.dtype(), 0, op,
+    return issue(*collectives_, ShmOpKind::REDUCE_SCATTER, out.numel(), out.dtype(), 0, op,
                  [this, out, ins, op](ShmOp& o) {
                    comm_.reduce_scatter(o, out.raw_data(), const_pointers(ins), out.numel(), out.dtype(), op);
                  });
@@ -94,7 +106,7 @@ class ShmProcessGroup final : public ProcessGroup {
     detail::check_list(*this, "alltoall", outputs, inputs[0], "output");
     std::vector<Tensor> outs = outputs;
     std::vector<Tensor> ins = inputs;
-    return issue(collectives_, ShmOpKind::ALLTOALL, ins[0].numel(), ins[0].dtype(), 0, ReduceOp::SUM,
+    return issue(*collectives_, ShmOpKind::ALLTOALL, ins[0].numel(), ins[0].dtype(), 0, ReduceOp::SUM,
                  [this, outs, ins](ShmOp& o) {
                    comm_.alltoall(o, pointers(outs), const_pointers(ins), ins[0].nbytes());
                  });
@@ -104,7 +116,7 @@ class ShmProcessGroup final : public ProcessGroup {
     detail::check_tensor(*this, "send", tensor, "tensor");
     detail::check_peer(*this, "send", dst, "dst");
     Tensor t = tensor;
-    return issue(sends_, ShmOpKind::SEND, t.numel(), t.dtype(), dst, ReduceOp::SUM,
+    return issue(*sends_, ShmOpKind::SEND, t.numel(), t.dtype(), dst, ReduceOp::SUM,
                  [this, t, dst, tag](ShmOp& o) { comm_.send(o, t.raw_data(), t.nbytes(), dst, tag); });
   }
 
@@ -112,12 +124,12 @@ class ShmProcessGroup final : public ProcessGroup {
     detail::check_tensor(*this, "recv", tensor, "tensor");
     detail::check_peer(*this, "recv", src, "src");
     Tensor t = tensor;
-    return issue(recvs_, ShmOpKind::RECV, t.numel(), t.dtype(), src, ReduceOp::SUM,
+    return issue(*recvs_, ShmOpKind::RECV, t.numel(), t.dtype(), src, ReduceOp::SUM,
                  [this, t, src, tag](ShmOp& o) { comm_.recv(o, t.raw_data(), t.nbytes(), src, tag); });
   }
 
   std::shared_ptr<Work> barrier() override {
-    return issue(collectives_, ShmOpKind::BARRIER, 0, DType::UINT8, 0, ReduceOp::SUM,
+    return issue(*collectives_, ShmOpKind::BARRIER, 0, DType::UINT8, 0, ReduceOp::SUM,
                  [this](ShmOp& o) { comm_.barrier(o); });
   }
 
@@ -141,7 +153,7 @@ class ShmProcessGroup final : public ProcessGroup {
     std::vector<Tensor> outs;
     if (!root_only || rank_ == root) outs = outputs;
     Tensor in = input;
-    return issue(collectives_, kind, in.numel(), in.dtype(), root, ReduceOp::SUM,
+    return issue(*collectives_, kind, in.numel(), in.dtype(), root, ReduceOp::SUM,
                  [this, outs, in, root, root_only](ShmOp& o) {
                    comm_.all_gather(o, pointers(outs), in.raw_data(), in.nbytes(), root_only, root);
                  });
@@ -159,11 +171,12 @@ class ShmProcessGroup final : public ProcessGroup {
   }
 
   // Declared in destruction order: the queues stop (finishing their ops) before comm_ unmaps.
+  const pid_t owner_pid_ = ::getpid();
   detail::ShmComm comm_;
   std::atomic<uint64_t> next_seq_{0};
-  detail::ShmOpQueue collectives_;
-  detail::ShmOpQueue sends_;
-  detail::ShmOpQueue recvs_;
+  std::unique_ptr<detail::ShmOpQueue> collectives_;
+  std::unique_ptr<detail::ShmOpQueue> sends_;
+  std::unique_ptr<detail::ShmOpQueue> recvs_;
 };
 
 }  // namespace
