@@ -1,0 +1,7 @@
+# `crew bench collectives`: both backends side by side on two forked ranks (a tiny size range).
+if(TARGET crew_cli AND TARGET collectives_bench)
+  add_test(NAME smoke.crew_bench_collectives
+    COMMAND $<TARGET_FILE:crew_cli> bench collectives --nprocs 2 --backend shm,gloo --sizes 4:4K --runs 1)
+  set_tests_properties(smoke.crew_bench_collectives PROPERTIES TIMEOUT 120 LABELS smoke
+    PASS_REGULAR_EXPRESSION "shm.*gloo|gloo.*shm")
+endif()
