@@ -6,21 +6,8 @@
 namespace crew {
 namespace {
 
-// x viewed as [outer, extent, inner] around `axis`.
-struct AxisSplit {
-  int64_t outer = 1, extent = 1, inner = 1;
-};
-
-AxisSplit split(const Shape& s, int64_t a) {
-  AxisSplit r;
-  for (int64_t d = 0; d < a; ++d) r.outer *= s[d];
-  r.extent = s[a];
-  for (int64_t d = a + 1; d < static_cast<int64_t>(s.size()); ++d) r.inner *= s[d];
-  return r;
-}
-
 Tensor reduce_axis(const Tensor& x, int64_t a, bool keepdim, double scale) {
-  const AxisSplit p = split(x.shape(), a);
+  const AxisSplit p = split_at_axis(x.shape(), a);
   Shape out = x.shape();
   if (keepdim) {
     out[a] = 1;
@@ -92,7 +79,7 @@ Tensor mean(const Tensor& x, int64_t axis, bool keepdim) { return sum_axis(x, ax
 Tensor argmax(const Tensor& x, int64_t axis) {
   CREW_CHECK(x.dim() >= 1, "argmax: tensor of shape ", shape_str(x.shape()), " has no axis");
   const int64_t a = normalize_axis(axis, x.dim());
-  const AxisSplit p = split(x.shape(), a);
+  const AxisSplit p = split_at_axis(x.shape(), a);
   CREW_CHECK(p.extent > 0, "argmax: axis ", a, " of shape ", shape_str(x.shape()), " is empty");
   Shape out = x.shape();
   out.erase(out.begin() + a);

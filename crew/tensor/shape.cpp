@@ -46,6 +46,14 @@ Shape infer_shape(const Shape& requested, int64_t numel) {
   return out;
 }
 
+AxisSplit split_at_axis(const Shape& shape, int64_t axis) {
+  AxisSplit r;
+  for (int64_t d = 0; d < axis; ++d) r.outer *= shape[d];
+  r.extent = shape[axis];
+  for (int64_t d = axis + 1; d < static_cast<int64_t>(shape.size()); ++d) r.inner *= shape[d];
+  return r;
+}
+
 int64_t normalize_axis(int64_t axis, int64_t ndim) {
   int64_t a = axis < 0 ? axis + ndim : axis;
   CREW_CHECK_T(IndexError, a >= 0 && a < ndim, "axis ", axis, " out of range for a ", ndim, "-d tensor");

@@ -14,6 +14,11 @@ int64_t shape_numel(const Shape& shape);
 std::string shape_str(const Shape& shape);
 // Resolves one -1 extent so that the total equals numel; throws ValueError naming both shapes.
 Shape infer_shape(const Shape& requested, int64_t numel);
+// A shape viewed as [outer, extent, inner] around one axis (for reductions along it).
+struct AxisSplit {
+  int64_t outer = 1, extent = 1, inner = 1;
+};
+AxisSplit split_at_axis(const Shape& shape, int64_t axis);
 // Normalises a possibly negative axis into [0, ndim); throws IndexError.
 int64_t normalize_axis(int64_t axis, int64_t ndim);
 

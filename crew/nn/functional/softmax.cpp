@@ -8,18 +8,6 @@
 namespace crew::nn::functional {
 namespace {
 
-struct AxisSplit {
-  int64_t outer = 1, extent = 1, inner = 1;
-};
-
-AxisSplit split(const Shape& s, int64_t a) {
-  AxisSplit r;
-  for (int64_t d = 0; d < a; ++d) r.outer *= s[d];
-  r.extent = s[a];
-  for (int64_t d = a + 1; d < static_cast<int64_t>(s.size()); ++d) r.inner *= s[d];
-  return r;
-}
-
 // Calls f(base, step) for every line along the axis: elements base + e * step, e < extent.
 template <typename F>
 void for_each_line(const AxisSplit& p, F f) {
@@ -62,7 +50,7 @@ void softmax_backward(const T* g, const T* y, T* gx, const AxisSplit& p, bool lo
 Tensor softmax_impl(const Tensor& x, int64_t axis, bool log_out, const char* name) {
   ops::check_floating(x, name);
   CREW_CHECK(x.dim() >= 1, name, ": tensor of shape ", shape_str(x.shape()), " has no axis");
-  const AxisSplit p = split(x.shape(), normalize_axis(axis, x.dim()));
+  const AxisSplit p = split_at_axis(x.shape(), normalize_axis(axis, x.dim()));
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   if (x.dtype() == DType::FLOAT32) {
     softmax_forward(x.data<float>(), y.data<float>(), p, log_out);
