@@ -8,25 +8,6 @@
 
 namespace crew::detail {
 
-UniqueFd::~UniqueFd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = other.release();
-  }
-  return *this;
-}
-
-void UniqueFd::close_or_throw(const char* op, const std::string& path) {
-  int fd = release();
-  if (fd >= 0 && ::close(fd) != 0) {
-    throw IOError(errno_message(str_cat(op, ": close '", path, "'")));
-  }
-}
-
 size_t pread_full(int fd, void* buf, size_t n, uint64_t offset, const std::string& path) {
   auto* p = static_cast<char*>(buf);
   size_t done = 0;

@@ -1,36 +1,15 @@
 #pragma once
-// Internal helpers of crew/tensor/safetensors*.cpp: an owned file descriptor and
-// loop-until-done read/write calls that turn OS failures into IOError naming the path.
+// Internal helpers of crew/tensor/safetensors*.cpp: loop-until-done read/write calls that
+// turn OS failures into IOError naming the path (UniqueFd is crew/core/unique_fd.h).
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
+#include "crew/core/unique_fd.h"
+
 namespace crew::detail {
 
-// An owned POSIX file descriptor, closed on destruction.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  ~UniqueFd();
-  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept;
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  int release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-  // Closes now; IOError "op 'path': strerror" if close fails.
-  void close_or_throw(const char* op, const std::string& path);
-
- private:
-  int fd_ = -1;
-};
+using crew::UniqueFd;
 
 // Reads exactly n bytes at offset; returns the number of bytes read before end of file
 // (less than n only when the file is shorter). IOError on a read failure.

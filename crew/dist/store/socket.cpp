@@ -41,11 +41,6 @@ int resolve(const std::string& host, int port, bool passive, AddrInfo* out) {
 
 }  // namespace
 
-void Fd::reset(int fd) {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
-}
-
 void set_nonblocking(int fd, bool on) {
   int flags = fcntl(fd, F_GETFL, 0);
   fcntl(fd, F_SETFL, on ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK));
