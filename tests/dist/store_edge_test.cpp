@@ -13,6 +13,7 @@
 #include "crew/dist/store/prefix_store.h"
 #include "crew/dist/store/socket.h"
 #include "crew/dist/store/tcp_store.h"
+#include "tests/dist/store_test_util.h"
 #include "tests/testing/multiprocess.h"
 
 namespace crew::dist {
@@ -20,17 +21,11 @@ namespace {
 
 using namespace std::chrono_literals;
 
-TCPStoreOptions edge_options(int port, std::chrono::milliseconds timeout = 5s) {
-  TCPStoreOptions o;
-  o.port = port;
-  o.timeout = timeout;
-  o.connect_timeout = 5s;
-  return o;
-}
+using testing_util::client_options;
 
 TEST(TCPStoreEdge, AddOnANonIntegerValueFailsButKeepsTheConnection) {
   TCPStoreServer server;
-  TCPStore store("127.0.0.1", edge_options(server.port()));
+  TCPStore store("127.0.0.1", client_options(server.port()));
   store.set("word", "hello");
   store.set("partial", "12abc");
   for (const char* key : {"word", "partial"}) {
@@ -60,14 +55,14 @@ TEST(TCPStoreEdge, AddOnANonIntegerValueFailsButKeepsTheConnection) {
 
 TEST(TCPStoreEdge, AVeryLongTimeoutDoesNotOverflow) {
   TCPStoreServer server;
-  TCPStore store("127.0.0.1", edge_options(server.port()));
+  TCPStore store("127.0.0.1", client_options(server.port()));
   store.set_timeout(std::chrono::milliseconds::max());
   store.set("k", "v");
   EXPECT_EQ(store.get_string("k"), "v");
   store.wait({"k"}, std::chrono::milliseconds::max());
   // A key set later still wakes a "forever" wait.
   std::thread setter([&server] {
-    TCPStore other("127.0.0.1", edge_options(server.port()));
+    TCPStore other("127.0.0.1", client_options(server.port()));
     std::this_thread::sleep_for(20ms);
     other.set("later", "x");
   });
@@ -83,7 +78,7 @@ TEST(TCPStoreEdge, AVeryLongTimeoutDoesNotOverflow) {
 
 TEST(TCPStoreEdge, ThreadsSharingOneClientKeepTheCounterExact) {
   TCPStoreServer server;
-  TCPStore store("127.0.0.1", edge_options(server.port()));
+  TCPStore store("127.0.0.1", client_options(server.port()));
   constexpr int kThreads = 8, kAdds = 200;
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
@@ -106,13 +101,13 @@ TEST(TCPStoreEdge, AClientKilledWhileParkedLeavesTheServerServing) {
   // Every child parks a long WAIT and is SIGKILLed by run_ranks' deadline.
   auto results = testing::run_ranks(4,
                                     [port](int rank, int) {
-                                      TCPStore store("127.0.0.1", edge_options(port, 30s));
+                                      TCPStore store("127.0.0.1", client_options(port, 30s));
                                       store.add("parked", 1);
                                       store.wait({"never/" + std::to_string(rank)}, 30s);
                                     },
                                     {.timeout = 1500ms});
   for (auto& r : results) EXPECT_TRUE(r.timed_out) << testing::describe(r);
-  TCPStore store("127.0.0.1", edge_options(port));
+  TCPStore store("127.0.0.1", client_options(port));
   EXPECT_EQ(store.add("parked", 0), 4);
   // The keys the dead clients waited on can be set, and the server still answers.
   for (int r = 0; r < 4; ++r) store.set("never/" + std::to_string(r), "now");
@@ -124,7 +119,7 @@ TEST(TCPStoreEdge, KeyAndValueLimitsAreCheckedWithClearMessages) {
   TCPStoreServerOptions so;
   so.max_value_bytes = 1024;
   TCPStoreServer server(so);
-  TCPStoreOptions o = edge_options(server.port());
+  TCPStoreOptions o = client_options(server.port());
   o.max_value_bytes = 1024;
   TCPStore store("127.0.0.1", o);
   try {
@@ -146,8 +141,8 @@ TEST(TCPStoreEdge, KeyAndValueLimitsAreCheckedWithClearMessages) {
 
 TEST(TCPStoreEdge, ValuesOfSeveralMegabytesRoundTrip) {
   TCPStoreServer server;
-  TCPStore a("127.0.0.1", edge_options(server.port()));
-  TCPStore b("127.0.0.1", edge_options(server.port()));
+  TCPStore a("127.0.0.1", client_options(server.port()));
+  TCPStore b("127.0.0.1", client_options(server.port()));
   std::vector<uint8_t> value(5u << 20);
   for (size_t i = 0; i < value.size(); ++i) value[i] = static_cast<uint8_t>(i * 131 + 7);
   a.set("blob", value);
@@ -160,7 +155,7 @@ TEST(TCPStoreEdge, PrefixStoresOverOneServerFromSeveralProcesses) {
   auto results =
       testing::run_ranks(3,
                          [port](int rank, int world) {
-                           auto base = std::make_shared<TCPStore>("127.0.0.1", edge_options(port, 10s));
+                           auto base = std::make_shared<TCPStore>("127.0.0.1", client_options(port, 10s));
                            PrefixStore group("pg/7/", base);
                            group.set("addr/" + std::to_string(rank), "rank" + std::to_string(rank));
                            for (int r = 0; r < world; ++r) {
@@ -171,7 +166,7 @@ TEST(TCPStoreEdge, PrefixStoresOverOneServerFromSeveralProcesses) {
                          },
                          {.timeout = 30s});
   testing::expect_all_ok(results);
-  auto base = std::make_shared<TCPStore>("127.0.0.1", edge_options(port));
+  auto base = std::make_shared<TCPStore>("127.0.0.1", client_options(port));
   EXPECT_EQ(base->get_string("pg/7/addr/2"), "rank2");
   EXPECT_EQ(base->add("pg/7/arrived", 0), 3);
   EXPECT_FALSE(base->check({"addr/0"}));
@@ -183,7 +178,7 @@ TEST(TCPStoreEdge, TheHostWaitsForNumWorkersToCheckIn) {
   constexpr int kWorld = 4;
   auto results = testing::run_ranks(kWorld,
                                     [port](int rank, int world) {
-                                      TCPStoreOptions o = edge_options(port, 20s);
+                                      TCPStoreOptions o = client_options(port, 20s);
                                       o.is_server = rank == 0;
                                       o.num_workers = world;
                                       TCPStore store("127.0.0.1", o);  // clients retry until rank 0 listens
@@ -204,7 +199,7 @@ TEST(TCPStoreEdge, TheHostWaitsForNumWorkersToCheckIn) {
 }
 
 TEST(TCPStoreEdge, MissingWorkersTimeOutNamingTheCount) {
-  TCPStoreOptions o = edge_options(0, 200ms);
+  TCPStoreOptions o = client_options(0, 200ms);
   o.is_server = true;
   o.num_workers = 3;
   try {
@@ -224,7 +219,7 @@ TEST(TCPStoreEdge, AConnectionWithoutHandshakeIsDroppedAfterHelloTimeout) {
   std::string err;
   net::Fd silent = net::try_connect("127.0.0.1", server.port(), 2s, &err);
   ASSERT_TRUE(silent.valid()) << err;
-  TCPStore good("127.0.0.1", edge_options(server.port()));  // handshakes at once: kept
+  TCPStore good("127.0.0.1", client_options(server.port()));  // handshakes at once: kept
   Deadline deadline(10s);
   while (server.dropped_clients() < 1 && !deadline.expired()) std::this_thread::sleep_for(5ms);
   EXPECT_EQ(server.dropped_clients(), 1u);

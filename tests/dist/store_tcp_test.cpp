@@ -13,6 +13,7 @@
 #include "crew/dist/store/socket.h"
 #include "crew/dist/store/tcp_store.h"
 #include "crew/dist/store/tcp_store_protocol.h"
+#include "tests/dist/store_test_util.h"
 #include "tests/testing/multiprocess.h"
 
 namespace crew::dist {
@@ -20,13 +21,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-TCPStoreOptions client_options(int port, std::chrono::milliseconds timeout = 5s) {
-  TCPStoreOptions o;
-  o.port = port;
-  o.timeout = timeout;
-  o.connect_timeout = 5s;
-  return o;
-}
+using testing_util::client_options;
 
 std::vector<uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
 
