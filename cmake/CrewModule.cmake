@@ -18,7 +18,7 @@ function(crew_add_module name)
 endfunction()
 
 # crew_add_test_suite(module [TIMEOUT s] [DEPS ...]): one gtest binary from tests/<module>/*_test.cpp;
-# its tests are named and labelled after the module (ctest -L dist).
+# its tests are named and labelled after the module (ctest -L dist); see below for `faults`.
 function(crew_add_test_suite module)
   cmake_parse_arguments(ARG "" "TIMEOUT" "DEPS" ${ARGN})
   file(GLOB sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/${module}/*_test.cpp)
@@ -32,8 +32,24 @@ function(crew_add_test_suite module)
   add_executable(${target} ${sources})
   target_link_libraries(${target} PRIVATE crew_testing crew_${module} ${ARG_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR} ${CREW_CBLAS_INCLUDE_DIR})
+  # Suites named *Fault (DesyncFault, ResumeFault, ...) are fault-injection tests: they carry the
+  # label `faults` besides the module's (ctest -L faults). gtest_discover_tests splits a label
+  # list in PROPERTIES, so the second label is added by a small include run after discovery.
   gtest_discover_tests(${target}
     TEST_PREFIX "${module}."
+    TEST_FILTER "-*Fault.*"
     DISCOVERY_TIMEOUT 60
     PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS ${module})
+  gtest_discover_tests(${target}
+    TEST_PREFIX "${module}."
+    TEST_FILTER "*Fault.*"
+    TEST_LIST ${target}_FAULT_TESTS
+    DISCOVERY_TIMEOUT 60
+    PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS ${module})
+  set(label_script "${CMAKE_CURRENT_BINARY_DIR}/${target}_fault_labels.cmake")
+  file(WRITE "${label_script}"
+    "foreach(t IN LISTS ${target}_FAULT_TESTS)\n"
+    "  set_tests_properties(\"\${t}\" PROPERTIES LABELS \"${module};faults\")\n"
+    "endforeach()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${label_script}")
 endfunction()

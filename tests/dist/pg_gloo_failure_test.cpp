@@ -32,7 +32,7 @@ void run_pair(milliseconds timeout, const std::function<void(ProcessGroup&)>& fn
   t1.join();
 }
 
-TEST(PgGlooFailure, TimeoutNamesOpSeqGroupAndRankThenGroupIsUnusable) {
+TEST(PgGlooFault, TimeoutNamesOpSeqGroupAndRankThenGroupIsUnusable) {
   std::promise<void> rank0_done;
   auto done = rank0_done.get_future().share();
   run_pair(
@@ -58,7 +58,7 @@ TEST(PgGlooFailure, TimeoutNamesOpSeqGroupAndRankThenGroupIsUnusable) {
       [&](std::unique_ptr<ProcessGroup>&) { done.wait(); });  // rank 1 never joins the all_reduce
 }
 
-TEST(PgGlooFailure, PeerThatLeavesGivesCommErrorOrTimeout) {
+TEST(PgGlooFault, PeerThatLeavesGivesCommErrorOrTimeout) {
   run_pair(
       milliseconds(3000),
       [&](ProcessGroup& pg) {
@@ -80,7 +80,7 @@ TEST(PgGlooFailure, PeerThatLeavesGivesCommErrorOrTimeout) {
       });
 }
 
-TEST(PgGlooFailure, WorkWaitTimesOutWhileTheOpStillCompletesLater) {
+TEST(PgGlooFault, WorkWaitTimesOutWhileTheOpStillCompletesLater) {
   std::promise<void> waited;
   auto waited_future = waited.get_future().share();
   run_pair(

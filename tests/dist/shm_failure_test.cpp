@@ -51,7 +51,7 @@ std::string require_throws(Fn&& fn, const std::vector<std::string>& parts) {
 
 // A rank SIGKILLed mid-job: the survivors' next collective fails with CommError naming it
 // (long before the 60 s group timeout), later ops fail at once, and /dev/shm is clean.
-TEST(ShmFailure, KilledRankFailsPeersAndLeavesNoSegment) {
+TEST(ShmFault, KilledRankFailsPeersAndLeavesNoSegment) {
   const std::string prefix = set_unique_job();
   auto results = run_ranks(3, [&](int rank, Store& store) {
     auto pg = make_group(store, rank, 3, std::chrono::seconds(60));
@@ -72,7 +72,7 @@ TEST(ShmFailure, KilledRankFailsPeersAndLeavesNoSegment) {
 }
 
 // A rank that _exits while its peers wait in a barrier.
-TEST(ShmFailure, ExitedRankFailsBarrierAndRecv) {
+TEST(ShmFault, ExitedRankFailsBarrierAndRecv) {
   const std::string prefix = set_unique_job();
   auto results = run_ranks(2, [&](int rank, Store& store) {
     auto pg = make_group(store, rank, 2, std::chrono::seconds(60));
@@ -92,7 +92,7 @@ TEST(ShmFailure, ExitedRankFailsBarrierAndRecv) {
 }
 
 // A rank that destroys its group while a peer still waits on it.
-TEST(ShmFailure, RankThatLeftTheGroup) {
+TEST(ShmFault, RankThatLeftTheGroup) {
   auto results = run_ranks(2, [&](int rank, Store& store) {
     auto pg = make_group(store, rank, 2, std::chrono::seconds(60));
     pg->barrier()->wait();
@@ -108,7 +108,7 @@ TEST(ShmFailure, RankThatLeftTheGroup) {
 }
 
 // Mismatched collectives fail on every rank at the same round; the group stays usable.
-TEST(ShmFailure, MismatchedCollectivesAreReportedAndGroupRecovers) {
+TEST(ShmFault, MismatchedCollectivesAreReportedAndGroupRecovers) {
   auto results = run_ranks(3, [&](int rank, Store& store) {
     auto pg = make_group(store, rank, 3, std::chrono::seconds(60));
     Tensor t = Tensor::ones({rank == 1 ? 7 : 8});
@@ -129,7 +129,7 @@ TEST(ShmFailure, MismatchedCollectivesAreReportedAndGroupRecovers) {
 }
 
 // A rank that never joins the collective: TimeoutError naming the op and the awaited rank.
-TEST(ShmFailure, TimeoutNamesTheOpAndTheRank) {
+TEST(ShmFault, TimeoutNamesTheOpAndTheRank) {
   auto results = run_ranks(2, [&](int rank, Store& store) {
     auto pg = make_group(store, rank, 2, std::chrono::milliseconds(300));
     if (rank == 0) {
@@ -145,7 +145,7 @@ TEST(ShmFailure, TimeoutNamesTheOpAndTheRank) {
 }
 
 // Work::wait with a shorter timeout than the op's: TimeoutError from wait, the op goes on.
-TEST(ShmFailure, WorkWaitTimeout) {
+TEST(ShmFault, WorkWaitTimeout) {
   auto results = run_ranks(2, [&](int rank, Store& store) {
     auto pg = make_group(store, rank, 2, std::chrono::seconds(60));
     if (rank == 0) {
@@ -165,7 +165,7 @@ TEST(ShmFailure, WorkWaitTimeout) {
   for (const auto& r : results) EXPECT_TRUE(r.ok());
 }
 
-TEST(ShmFailure, DevShmTooSmallNamesTheSizes) {
+TEST(ShmFault, DevShmTooSmallNamesTheSizes) {
   const std::string prefix = set_unique_job();
   auto results = run_ranks(1, [&](int rank, Store& store) {
     ShmOptions shm;
@@ -181,7 +181,7 @@ TEST(ShmFailure, DevShmTooSmallNamesTheSizes) {
 }
 
 // Every rank learns of rank 0's failure at once (the caller can then fall back to Gloo).
-TEST(ShmFailure, SegmentCreationFailureReachesEveryRank) {
+TEST(ShmFault, SegmentCreationFailureReachesEveryRank) {
   auto results = run_ranks(2, [&](int rank, Store& store) {
     ShmOptions shm;
     shm.mailbox_bytes = size_t{1} << 40;
@@ -195,7 +195,7 @@ TEST(ShmFailure, SegmentCreationFailureReachesEveryRank) {
 
 // A child fork()ed by a rank (e.g. a data worker) that destroys its copy of the group must
 // neither hang nor mark the rank as gone.
-TEST(ShmFailure, ForkedChildDoesNotSpeakForTheRank) {
+TEST(ShmFault, ForkedChildDoesNotSpeakForTheRank) {
   auto results = run_ranks(2, [&](int rank, Store& store) {
     auto pg = make_group(store, rank, 2, std::chrono::seconds(60));
     pg->barrier()->wait();
@@ -224,7 +224,7 @@ TEST(ShmFailure, ForkedChildDoesNotSpeakForTheRank) {
   for (const auto& r : results) EXPECT_TRUE(r.ok());
 }
 
-TEST(ShmFailure, BadArgumentsAreValueErrors) {
+TEST(ShmFault, BadArgumentsAreValueErrors) {
   auto results = run_ranks(2, [&](int rank, Store& store) {
     auto pg = make_group(store, rank, 2, std::chrono::seconds(60));
     Tensor t = Tensor::ones({4});

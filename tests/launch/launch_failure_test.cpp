@@ -14,7 +14,7 @@ using std::chrono::seconds;
 
 std::string unique_job(const char* name) { return std::string(name) + "_" + std::to_string(::getpid()); }
 
-TEST(LaunchFailure, FailingWorkerStopsTheOthersAndGivesItsExitCode) {
+TEST(LaunchFault, FailingWorkerStopsTheOthersAndGivesItsExitCode) {
   TempDir dir;
   const std::string job = unique_job("fail");
   CrewRun r = run_crew(dir, {"launch", "--devices=0,1,2", "--job_id", job, "--log_dir", dir.file("log"), "/bin/sh",
@@ -29,7 +29,7 @@ TEST(LaunchFailure, FailingWorkerStopsTheOthersAndGivesItsExitCode) {
   EXPECT_TRUE(wait_job_gone(job, seconds(5)).empty());
 }
 
-TEST(LaunchFailure, WorkerKilledBySignalGives128PlusSignal) {
+TEST(LaunchFault, WorkerKilledBySignalGives128PlusSignal) {
   TempDir dir;
   const std::string job = unique_job("sigkill");
   CrewRun r = run_crew(dir, {"launch", "--devices=0,1", "--job_id", job, "--log_dir", dir.file("log"), "/bin/sh",
@@ -40,7 +40,7 @@ TEST(LaunchFailure, WorkerKilledBySignalGives128PlusSignal) {
   EXPECT_TRUE(wait_job_gone(job, seconds(5)).empty());
 }
 
-TEST(LaunchFailure, LauncherKilledWithSigkillTakesItsWorkersAlong) {
+TEST(LaunchFault, LauncherKilledWithSigkillTakesItsWorkersAlong) {
   TempDir dir;
   const std::string job = unique_job("killed");
   const std::string log = dir.file("log");
@@ -58,7 +58,7 @@ TEST(LaunchFailure, LauncherKilledWithSigkillTakesItsWorkersAlong) {
   for (pid_t pid : left) ::kill(pid, SIGKILL);
 }
 
-TEST(LaunchFailure, SigtermToTheLauncherStopsWorkersEvenOnesIgnoringIt) {
+TEST(LaunchFault, SigtermToTheLauncherStopsWorkersEvenOnesIgnoringIt) {
   TempDir dir;
   const std::string job = unique_job("sigterm");
   const std::string log = dir.file("log");
@@ -74,7 +74,7 @@ TEST(LaunchFailure, SigtermToTheLauncherStopsWorkersEvenOnesIgnoringIt) {
   EXPECT_TRUE(wait_job_gone(job, seconds(5)).empty());
 }
 
-TEST(LaunchFailure, SigintIsForwardedToTheWorkers) {
+TEST(LaunchFault, SigintIsForwardedToTheWorkers) {
   TempDir dir;
   const std::string log = dir.file("log");
   CrewProcess p(dir, {"launch", "--devices=0,1", "--log_dir", log, "/bin/sh", "-c",
@@ -87,7 +87,7 @@ TEST(LaunchFailure, SigintIsForwardedToTheWorkers) {
   EXPECT_TRUE(wait_for_text(log + "/workerlog.1", "got-INT", seconds(5)));
 }
 
-TEST(LaunchFailure, RestartsAreCountedForTheWholeJob) {
+TEST(LaunchFault, RestartsAreCountedForTheWholeJob) {
   TempDir dir;
   const std::string log = dir.file("log");
   CrewRun r = run_crew(dir, {"launch", "--devices=0,1", "--max_restart", "2", "--log_dir", log, "/bin/sh", "-c",
