@@ -10,6 +10,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 #include "crew/core/check.h"
@@ -38,6 +39,29 @@ struct Header {
   std::map<std::string, std::string> metadata;
   uint64_t data_start = 0;  // file offset of the data section
 };
+
+// Where the bytes come from: a file (pread) or a buffer in memory (load_from_memory).
+struct Source {
+  std::string path;  // names the input in errors
+  uint64_t size = 0;
+  // Reads up to n bytes at offset; returns how many were read (less only at the end).
+  std::function<size_t(void* buf, size_t n, uint64_t offset)> read;
+};
+
+Source file_source(const std::string& path, int fd, uint64_t file_size) {
+  return {path, file_size, [fd, path](void* buf, size_t n, uint64_t offset) {
+            return detail::pread_full(fd, buf, n, offset, path);
+          }};
+}
+
+Source memory_source(const uint8_t* data, size_t size, const std::string& what) {
+  return {what, size, [data, size](void* buf, size_t n, uint64_t offset) -> size_t {
+            if (offset >= size) return 0;
+            const size_t k = std::min<uint64_t>(n, size - offset);
+            if (k > 0) std::memcpy(buf, data + offset, k);
+            return k;
+          }};
+}
 
 detail::UniqueFd open_for_read(const std::string& path, uint64_t* file_size) {
   detail::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -102,9 +126,11 @@ TensorEntry parse_entry(const std::string& name, const json::Value& v, uint64_t 
   return e;
 }
 
-Header read_header(int fd, uint64_t file_size, const std::string& path) {
+Header read_header(const Source& src) {
+  const std::string& path = src.path;
+  const uint64_t file_size = src.size;
   unsigned char len_bytes[8];
-  size_t got = detail::pread_full(fd, len_bytes, 8, 0, path);
+  size_t got = src.read(len_bytes, 8, 0);
   CREW_CHECK(got == 8, "load '", path, "': truncated file of ", file_size,
              " bytes (no 8-byte header length)");
   uint64_t header_len = 0;
@@ -114,7 +140,7 @@ Header read_header(int fd, uint64_t file_size, const std::string& path) {
   CREW_CHECK(header_len <= file_size - 8, "load '", path, "': header length ", header_len,
              " beyond the file size of ", file_size, " bytes (truncated file?)");
   std::string text(header_len, '\0');
-  got = detail::pread_full(fd, text.data(), header_len, 8, path);
+  got = src.read(text.data(), header_len, 8);
   CREW_CHECK(got == header_len, "load '", path, "': file shrank while reading the header");
 
   json::Value root;
@@ -176,17 +202,18 @@ DType parse_safetensors_dtype(const std::string& code) {
   CREW_THROW(ValueError, "unsupported safetensors dtype '", code, "' (crew reads F32, F64, I32, I64, U8)");
 }
 
-StateDict load(const std::string& path) {
-  uint64_t file_size = 0;
-  detail::UniqueFd fd = open_for_read(path, &file_size);
-  Header h = read_header(fd.get(), file_size, path);
+namespace {
+
+StateDict load_from(const Source& src) {
+  const std::string& path = src.path;
+  Header h = read_header(src);
   detail::Crc32c crc;
   detail::digest_metadata(crc, h.metadata);
   StateDict out;
   for (const TensorEntry& e : h.tensors) {
     Tensor t = Tensor::empty(e.shape, e.dtype);
     size_t n = static_cast<size_t>(e.end - e.begin);
-    size_t got = detail::pread_full(fd.get(), t.raw_data(), n, h.data_start + e.begin, path);
+    size_t got = n == 0 ? 0 : src.read(t.raw_data(), n, h.data_start + e.begin);
     CREW_CHECK(got == n, "load '", path, "', tensor '", e.name, "': file shrank while reading");
     detail::digest_tensor(crc, e.name, safetensors_dtype(e.dtype), e.shape);
     crc.update(t.raw_data(), n);
@@ -201,10 +228,27 @@ StateDict load(const std::string& path) {
   return out;
 }
 
+}  // namespace
+
+StateDict load(const std::string& path) {
+  uint64_t file_size = 0;
+  detail::UniqueFd fd = open_for_read(path, &file_size);
+  return load_from(file_source(path, fd.get(), file_size));
+}
+
+StateDict load_from_memory(const uint8_t* data, size_t size, const std::string& what) {
+  return load_from(memory_source(data, size, what));
+}
+
 std::map<std::string, std::string> load_metadata(const std::string& path) {
   uint64_t file_size = 0;
   detail::UniqueFd fd = open_for_read(path, &file_size);
-  return read_header(fd.get(), file_size, path).metadata;
+  return read_header(file_source(path, fd.get(), file_size)).metadata;
+}
+
+std::map<std::string, std::string> load_metadata_from_memory(const uint8_t* data, size_t size,
+                                                             const std::string& what) {
+  return read_header(memory_source(data, size, what)).metadata;
 }
 
 }  // namespace crew

@@ -17,6 +17,8 @@
 // Errors name the file (and the tensor): IOError for OS failures (missing file, permission),
 // ValueError for malformed content (truncated file, bad JSON, unknown dtype, offsets out of
 // range or overlapping, a byte span that does not match shape x dtype).
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -36,6 +38,12 @@ StateDict load(const std::string& path);
 
 // Reads only the "__metadata__" map (empty when the file has none).
 std::map<std::string, std::string> load_metadata(const std::string& path);
+
+// The same readers over the bytes of a safetensors file held in memory (a download, a
+// fuzzer's input); `what` names the input in errors where load() names the path.
+StateDict load_from_memory(const uint8_t* data, size_t size, const std::string& what);
+std::map<std::string, std::string> load_metadata_from_memory(const uint8_t* data, size_t size,
+                                                             const std::string& what);
 
 // The safetensors dtype code ("F32", "I64", ...) of a DType, and its inverse (ValueError).
 const char* safetensors_dtype(DType dtype);

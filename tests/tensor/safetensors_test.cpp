@@ -328,6 +328,29 @@ TEST_F(SafetensorsTest, RandomHeadersNeverCrash) {
   EXPECT_LT(loaded, 400);  // most random headers are invalid; any non-crew exception fails the test
 }
 
+TEST_F(SafetensorsTest, LoadsFromMemoryLikeFromAFile) {
+  StateDict sd;
+  sd.insert("w", Tensor::from_vector<float>({1.5f, -2.f, 0.f, 4.f, 5.f, 6.f}, {2, 3}));
+  sd.insert("n", Tensor::from_vector<int64_t>({7, 8, 9}, {3}));
+  save(sd, path("m.safetensors"), {{"epoch", "4"}});
+  const std::string bytes = read_bytes(path("m.safetensors"));
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  StateDict back = load_from_memory(data, bytes.size(), "in-memory checkpoint");
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back.at("w").shape(), (Shape{2, 3}));
+  EXPECT_EQ(back.at("w").data<float>()[1], -2.f);
+  EXPECT_EQ(back.at("n").data<int64_t>()[2], 9);
+  EXPECT_EQ(load_metadata_from_memory(data, bytes.size(), "mem").at("epoch"), "4");
+  // Errors name `what` where load() names the path.
+  try {
+    load_from_memory(data, bytes.size() - 3, "in-memory checkpoint");
+    ADD_FAILURE() << "a truncated buffer loaded";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("in-memory checkpoint"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(load_from_memory(data, 5, "short"), ValueError);
+}
+
 TEST_F(SafetensorsTest, ChecksumCatchesSilentCorruption) {
   detail::Crc32c crc;
   crc.update("123456789");
