@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "crew/io/datasets/cifar10.h"
+#include "crew/io/datasets/idx.h"
 #include "crew/io/datasets/mnist.h"
 #include "crew/io/file_bytes.h"
 #include "crew/io/transforms/image_transforms.h"
@@ -167,6 +168,33 @@ TEST(Cifar10, MissingTruncatedAndCorrupt) {
   short_tar.resize(2000);
   testing::write_bytes(arch.file("cifar-10-binary.tar.gz"), testing::gzip_bytes(short_tar));
   expect_io_error([&] { Cifar10({.mode = "test", .data_dir = arch.path()}); }, {"truncated archive", "offset 0"});
+}
+
+// Found by fuzz/fuzz_idx.cpp: 2^28 x 2^28 x 2^8 elements wrap uint64 to 0, so a 16-byte
+// header with no data used to pass as a "valid" array whose dims promise 2^64 bytes.
+TEST(Idx, ExtentsWhoseProductWrapsAreRejected) {
+  Bytes wrap = testing::idx_bytes({1u << 28, 1u << 28, 1u << 8}, {});
+  expect_io_error([&] { parse_idx_uint8(wrap, 3, "wrap.idx"); }, {"wrap.idx", "2^64", "offset 12"});
+  IdxArray ok = parse_idx_uint8(testing::idx_bytes({2, 3}, Bytes(6, 7)), 2, "ok.idx");
+  EXPECT_EQ(ok.dims, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(ok.data.size(), 6u);
+}
+
+TEST(Cifar10, FromArchiveBytesInMemory) {
+  std::vector<std::pair<std::string, Bytes>> members;
+  for (int b = 1; b <= 5; ++b)
+    members.push_back({"cifar-10-batches-bin/data_batch_" + std::to_string(b) + ".bin",
+                       testing::cifar_records(static_cast<uint32_t>(b - 1), 1)});
+  members.push_back({"cifar-10-batches-bin/test_batch.bin", testing::cifar_records(100, 2)});
+  Bytes tar = testing::tar_bytes(members);
+  Cifar10 train = Cifar10::from_archive_bytes(tar, "mem.tar");
+  EXPECT_EQ(train.size(), 5);
+  EXPECT_EQ(train.source(), "mem.tar");
+  EXPECT_EQ(train.get(3)[1].item(), 3);
+  EXPECT_EQ(Cifar10::from_archive_bytes(testing::gzip_bytes(tar), "mem.tar.gz", {.mode = "test"}).size(), 2);
+  members.pop_back();
+  expect_io_error([&] { Cifar10::from_archive_bytes(testing::tar_bytes(members), "mem.tar", {.mode = "test"}); },
+                  {"mem.tar", "test_batch.bin"});
 }
 
 TEST(FileBytes, GunzipConcatenatedMembers) {

@@ -63,7 +63,20 @@ Cifar10::Cifar10(Cifar10Options options) : options_(std::move(options)) {
                detail::join(looked), ". To get it: ", kHint);
   }
   source_ = archive;
-  std::vector<uint8_t> raw = read_file_bytes(archive);
+  read_archive(read_file_bytes(archive), archive);
+}
+
+Cifar10 Cifar10::from_archive_bytes(std::vector<uint8_t> archive, const std::string& what, Cifar10Options options) {
+  CREW_CHECK(options.mode == "train" || options.mode == "test", "Cifar10: mode must be \"train\" or \"test\", got \"",
+             options.mode, "\"");
+  Cifar10 out(std::move(options), FromBytes{});
+  out.source_ = what;
+  out.read_archive(std::move(archive), what);
+  return out;
+}
+
+void Cifar10::read_archive(std::vector<uint8_t> raw, const std::string& archive) {
+  const std::vector<std::string> names = batch_names(options_.mode);
   std::vector<uint8_t> tar = is_gzip(raw) ? gunzip(raw, archive) : std::move(raw);
   std::vector<TarMember> members = list_tar(tar, archive);
   for (const auto& n : names) {

@@ -8,6 +8,7 @@
 // what the transform returns (ToTensor: float32 [3, 32, 32]).
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "crew/io/dataset.h"
@@ -26,12 +27,20 @@ class Cifar10 : public Dataset {
   static constexpr const char* kDefaultDir = "/usr/share/datasets/cifar10";
   static constexpr int64_t kRecordBytes = 3073;
   explicit Cifar10(Cifar10Options options = {});
+  // The records of a cifar-10-binary.tar(.gz) archive already in memory (options.data_dir is
+  // ignored); `what` names the archive in errors and source().
+  static Cifar10 from_archive_bytes(std::vector<uint8_t> archive, const std::string& what,
+                                    Cifar10Options options = {});
   int64_t size() const override { return static_cast<int64_t>(labels_.size()); }
   Sample get(int64_t index) const override;
   // Where the records came from (a directory or the archive).
   const std::string& source() const { return source_; }
 
  private:
+  struct FromBytes {};
+  Cifar10(Cifar10Options options, FromBytes) : options_(std::move(options)) {}
+  // Reads the mode's batch files from a tar archive's bytes (gunzipped first if gzip).
+  void read_archive(std::vector<uint8_t> raw, const std::string& archive);
   // Appends the records of one batch file's bytes; `what` names it in errors.
   void add_records(const uint8_t* data, size_t size, const std::string& what);
   Cifar10Options options_;

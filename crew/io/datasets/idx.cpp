@@ -31,7 +31,9 @@ IdxArray parse_idx_uint8(const std::vector<uint8_t>& bytes, int expected_dims, c
     CREW_CHECK_T(IOError, extent > 0 && extent <= (1u << 28), "IDX file ", path, ": dim ", d, " = ", extent,
                  " at offset ", 4 + 4 * d, " is not a plausible extent");
     out.dims.push_back(extent);
-    numel *= extent;
+    // Three extents of up to 2^28 can wrap uint64 (2^28 * 2^28 * 2^8 = 2^64, i.e. "0 bytes").
+    CREW_CHECK_T(IOError, !__builtin_mul_overflow(numel, uint64_t{extent}, &numel), "IDX file ", path,
+                 ": the dims up to dim ", d, " (offset ", 4 + 4 * d, ") hold more than 2^64 elements");
   }
   CREW_CHECK_T(IOError, bytes.size() - header >= numel, "IDX file ", path, ": truncated data: the header at offset 4",
                " promises ", numel, " bytes from offset ", header, ", but the data ends at offset ", bytes.size());
