@@ -19,6 +19,15 @@ struct Value {
   std::vector<Value> array;
   std::vector<std::pair<std::string, Value>> object;  // in source order, keys unique
 
+  // Defined in the .cpp, where Value is complete: an implicit destructor here would make
+  // clang instantiate std::pair<std::string, Value> while Value is still incomplete.
+  Value();
+  Value(const Value&);
+  Value(Value&&) noexcept;
+  Value& operator=(const Value&);
+  Value& operator=(Value&&) noexcept;
+  ~Value();
+
   bool is_object() const { return kind == Kind::OBJECT; }
   bool is_array() const { return kind == Kind::ARRAY; }
   bool is_string() const { return kind == Kind::STRING; }
