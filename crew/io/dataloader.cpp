@@ -1,5 +1,7 @@
 #include "crew/io/dataloader.h"
 
+#include <utility>
+
 #include "crew/core/check.h"
 #include "crew/io/loader_run.h"
 #include "crew/io/transforms/transform.h"
@@ -26,11 +28,22 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, std::shared_ptr<B
              "); set them on the batch sampler");
 }
 
+void DataLoader::resume_at(uint64_t pass, int64_t start_batch) {
+  CREW_CHECK(start_batch >= 0, "DataLoader::resume_at: start batch must be >= 0, got ", start_batch);
+  passes_ = pass;
+  start_batch_ = start_batch;
+}
+
 DataLoader::Iterator DataLoader::begin() {
   CREW_CHECK(options_.num_workers >= 0, "DataLoader: num_workers must be >= 0, got ", options_.num_workers);
   detail::LoaderRunConfig config;
   config.dataset = dataset_;
   config.batches = batch_sampler_->batches();
+  const int64_t skip = std::exchange(start_batch_, 0);
+  CREW_CHECK(skip <= static_cast<int64_t>(config.batches.size()), "DataLoader: resume_at start batch ", skip,
+             " is past the end of pass ", passes_, " (", config.batches.size(), " batches)");
+  config.batches.erase(config.batches.begin(), config.batches.begin() + skip);
+  config.first_batch = static_cast<uint64_t>(skip);
   config.collate = options_.collate_fn ? options_.collate_fn : CollateFn(default_collate);
   config.num_workers = options_.num_workers;
   config.prefetch_factor = options_.prefetch_factor;

@@ -75,6 +75,14 @@ class DataLoader {
 
   // Starts a pass: takes the batch sampler's next epoch and starts the workers.
   Iterator begin();
+  // Mid-epoch resume (docs/checkpoints.md): the next pass counts as pass number `pass`
+  // (0-based; it picks the per-pass seed when options.seed is set) and skips its first
+  // start_batch batches, so it yields exactly the batches start_batch, start_batch + 1, ...
+  // (indices and augmentation) of that pass in an uninterrupted run. The batch sampler must
+  // be put at the same epoch (DistributedBatchSampler::set_epoch). Later passes are whole.
+  void resume_at(uint64_t pass, int64_t start_batch);
+  // Passes started so far (the next pass's number).
+  uint64_t passes() const { return passes_; }
   Sentinel end() const { return {}; }
   // Number of batches per pass (the batch sampler's size).
   int64_t size() const { return batch_sampler_->size(); }
@@ -86,6 +94,7 @@ class DataLoader {
   std::shared_ptr<BatchSamplerBase> batch_sampler_;
   DataLoaderOptions options_;
   uint64_t passes_ = 0;
+  int64_t start_batch_ = 0;  // batches the next pass skips (resume_at)
 };
 
 inline bool operator==(const DataLoader::Iterator& it, DataLoader::Sentinel) { return it.at_end(); }

@@ -41,7 +41,7 @@ LoaderRun::Result LoaderRun::load(size_t k, const std::string& who) const {
     const int64_t index = indices[j];
     try {
       // Augmentation randomness depends only on (pass seed, position in the pass).
-      SampleSeedScope seed(mix_seed(config_.seed, k, j));
+      SampleSeedScope seed(mix_seed(config_.seed, config_.first_batch + k, j));
       samples.push_back(config_.dataset->get(index));
     } catch (const std::exception& e) {
       result.error = str_cat("DataLoader ", who, ": sample ", index, ": ", e.what());

@@ -25,6 +25,7 @@ struct LoaderRunConfig {
   int prefetch_factor = 2;
   std::chrono::milliseconds timeout{0};
   uint64_t seed = 0;  // per-pass base of the per-sample seeds
+  uint64_t first_batch = 0;  // position in the pass of batches[0] (resume skips the ones before)
 };
 
 class LoaderRun {

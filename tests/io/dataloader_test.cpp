@@ -80,6 +80,37 @@ TEST(DataLoader, SameBatchesInTheSameOrderForAnyNumWorkers) {
   for (size_t k = 1; k < runs.size(); ++k) EXPECT_EQ(runs[k], runs[0]) << "workers run " << k;
 }
 
+TEST(DataLoader, ResumeAtGivesTheRestOfThePassExactly) {
+  // Shuffling plus random augmentation: a loader resumed at (epoch e, batch k) yields the
+  // batches k, k+1, ... of an uninterrupted run's epoch e, then whole epochs as that run.
+  auto tf = std::make_shared<RandomCrop>(2, 3, 1);
+  auto ds = std::make_shared<CountingDataset>(37, -1, 0, tf);
+  auto make = [&](int workers) {
+    auto sampler = std::make_shared<DistributedBatchSampler>(*ds, 5, DistributedBatchSamplerOptions{2, 1, true});
+    return std::make_pair(sampler, DataLoader(ds, sampler, {.num_workers = workers, .seed = 7}));
+  };
+  auto [s_full, full] = make(0);
+  std::vector<std::vector<std::vector<float>>> epochs;
+  for (int e = 0; e < 3; ++e) epochs.push_back(run_all(full));
+  ASSERT_EQ(epochs[1].size(), 4u);
+  for (int workers : {0, 2}) {
+    for (int64_t k : {0, 1, 3, 4}) {
+      auto [sampler, resumed] = make(workers);
+      sampler->set_epoch(1);
+      resumed.resume_at(1, k);
+      std::vector<std::vector<float>> rest = run_all(resumed);
+      EXPECT_EQ(rest, std::vector<std::vector<float>>(epochs[1].begin() + k, epochs[1].end()))
+          << "k " << k << " workers " << workers;
+      EXPECT_EQ(resumed.passes(), 2u);
+      EXPECT_EQ(run_all(resumed), epochs[2]) << "k " << k << " workers " << workers;
+    }
+  }
+  auto [sampler, bad] = make(0);
+  EXPECT_THROW(bad.resume_at(0, -1), ValueError);
+  bad.resume_at(0, 5);
+  EXPECT_THROW(bad.begin(), ValueError);
+}
+
 TEST(DataLoader, WorkerErrorNamesWorkerAndSample) {
   auto ds = std::make_shared<CountingDataset>(40, /*fail_at=*/23);
   for (int workers : {0, 2}) {
