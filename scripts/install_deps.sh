@@ -3,7 +3,7 @@
 # present are skipped. Needs root (or sudo).
 set -euo pipefail
 packages=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   libdnnl-dev libopenblas-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libgloo-dev
   dataset-fashion-mnist
