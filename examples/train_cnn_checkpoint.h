@@ -62,8 +62,9 @@ inline std::string tensor_bytes(const crew::Tensor& t) {
 }
 
 // Writes checkpoint `pos.global_step`; called by every rank at the same step.
-inline void write_checkpoint(const CheckpointConfig& cfg, const crew::nn::Layer& net, const crew::optim::Optimizer& opt,
-                             const Position& pos, const Signature& signature, int rank, int world) {
+inline void write_checkpoint(const CheckpointConfig& cfg, const crew::nn::Layer& net,
+                             const crew::optim::Optimizer& opt, const Position& pos,
+                             const Signature& signature, int rank, int world) {
   std::vector<std::string> rng_states;
   const std::string own = crew::default_generator().state();
   if (world > 1) {
@@ -76,14 +77,16 @@ inline void write_checkpoint(const CheckpointConfig& cfg, const crew::nn::Layer&
   if (rank == 0) {
     crew::StateDict state;
     state.insert("position", crew::Tensor::from_vector<int64_t>({pos.global_step, pos.epoch, pos.batch}));
-    for (size_t r = 0; r < rng_states.size(); ++r) state.insert("rng.rank" + std::to_string(r), bytes_tensor(rng_states[r]));
+    for (size_t r = 0; r < rng_states.size(); ++r)
+      state.insert("rng.rank" + std::to_string(r), bytes_tensor(rng_states[r]));
     Signature meta = signature;
     meta["global_step"] = std::to_string(pos.global_step);
     meta["epoch"] = std::to_string(pos.epoch);
     meta["batch"] = std::to_string(pos.batch);
-    crew::dist::write_checkpoint(cfg.dir, pos.global_step,
-                                 {{"model", net.state_dict()}, {"optimizer", opt.state_dict()}, {"train_state", state}},
-                                 meta, {.keep = cfg.keep});
+    crew::dist::write_checkpoint(
+        cfg.dir, pos.global_step,
+        {{"model", net.state_dict()}, {"optimizer", opt.state_dict()}, {"train_state", state}}, meta,
+        {.keep = cfg.keep});
   }
   // Nobody goes on before the checkpoint is complete (a failure of rank 0 while writing
   // fails the job at this barrier, and the restart falls back to the previous checkpoint).
@@ -98,8 +101,9 @@ struct Resumed {
 // Restores the newest complete checkpoint of cfg.dir into net, opt and this rank's default
 // generator; nullopt (nothing changed) when there is none. Called by every rank. Checkpoints
 // skipped as corrupt are printed by rank 0 with their reason.
-inline std::optional<Resumed> resume(const CheckpointConfig& cfg, crew::nn::Layer& net, crew::optim::Optimizer& opt,
-                                     const Signature& signature, int rank, int world) {
+inline std::optional<Resumed> resume(const CheckpointConfig& cfg, crew::nn::Layer& net,
+                                     crew::optim::Optimizer& opt, const Signature& signature, int rank,
+                                     int world) {
   std::optional<crew::dist::LoadedCheckpoint> ckpt;
   int64_t step = -1;
   if (rank == 0) {
@@ -118,12 +122,13 @@ inline std::optional<Resumed> resume(const CheckpointConfig& cfg, crew::nn::Laye
   for (const auto& [key, value] : signature) {
     auto it = ckpt->metadata.find(key);
     const std::string found = it == ckpt->metadata.end() ? "(none)" : it->second;
-    CREW_CHECK(found == value, "train_cnn: resume from ", ckpt->path, " (rank ", rank, "): it was written with ", key,
-               " ", found, ", this run has ", key, " ", value);
+    CREW_CHECK(found == value, "train_cnn: resume from ", ckpt->path, " (rank ", rank,
+               "): it was written with ", key, " ", found, ", this run has ", key, " ", value);
   }
   const crew::StateDict& state = ckpt->parts.at("train_state");
   const std::string rng_key = "rng.rank" + std::to_string(rank);
-  CREW_CHECK(state.contains(rng_key), "train_cnn: resume from ", ckpt->path, " (rank ", rank, "): no ", rng_key);
+  CREW_CHECK(state.contains(rng_key), "train_cnn: resume from ", ckpt->path, " (rank ", rank, "): no ",
+             rng_key);
   const crew::Tensor& p = state.at("position");
   CREW_CHECK(p.numel() == 3 && p.dtype() == crew::DType::INT64, "train_cnn: resume from ", ckpt->path,
              ": bad position tensor");
@@ -140,13 +145,12 @@ inline std::optional<Resumed> resume(const CheckpointConfig& cfg, crew::nn::Laye
 // CREW_FAULT_KILL_RANK (default: the last) SIGKILLs itself before step S, in the first run of
 // the job only (CREW_RESTART_COUNT 0), so that `crew launch --max_restart` has to resume it.
 inline void maybe_inject_fault(int64_t global_step, int rank, int world) {
-  static const std::optional<std::string> at = crew::env::get("CREW_FAULT_KILL_AT_STEP");
-  if (!at || std::stoll(*at) != global_step) return;
+  static const long long at = crew::env::get_int("CREW_FAULT_KILL_AT_STEP", -1);
+  if (at < 0 || at != global_step) return;
   if (crew::ParallelEnv::from_env().restart_count != 0) return;
-  const auto who = crew::env::get("CREW_FAULT_KILL_RANK");
-  if ((who ? std::stoi(*who) : world - 1) != rank) return;
-  std::cerr << "train_cnn: fault injection: rank " << rank << " kills itself (SIGKILL) before step " << global_step
-            << std::endl;
+  if (crew::env::get_int("CREW_FAULT_KILL_RANK", world - 1) != rank) return;
+  std::cerr << "train_cnn: fault injection: rank " << rank << " kills itself (SIGKILL) before step "
+            << global_step << std::endl;
   ::raise(SIGKILL);
 }
 

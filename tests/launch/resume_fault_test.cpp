@@ -85,8 +85,8 @@ std::string final_accuracy(const std::string& output) {
 }
 
 struct Metrics {
-  std::map<int, std::string> steps;      // by step (the last line for it)
-  std::map<int, std::string> accuracy;   // test_accuracy by epoch
+  std::map<int, std::string> steps;     // by step (the last line for it)
+  std::map<int, std::string> accuracy;  // test_accuracy by epoch
 };
 
 // Metrics lines after the last "resume" line (all of them when there is none).
@@ -104,7 +104,8 @@ Metrics metrics_after_resume(const std::string& path, int* resume_step) {
   for (size_t i = begin; i < lines.size(); ++i) {
     const std::string type = field(lines[i], "type");
     if (type == "\"step\"") m.steps[std::stoi(field(lines[i], "step"))] = lines[i];
-    if (type == "\"epoch\"") m.accuracy[std::stoi(field(lines[i], "epoch"))] = field(lines[i], "test_accuracy");
+    if (type == "\"epoch\"")
+      m.accuracy[std::stoi(field(lines[i], "epoch"))] = field(lines[i], "test_accuracy");
   }
   return m;
 }
@@ -136,19 +137,23 @@ class ResumeFault : public ::testing::Test {
 
   // `crew launch [launch_args] --devices 0,1 train_cnn ...` writing <name>.jsonl and
   // checkpoints into <name>.ckpt, logs into <name>.log.
-  static CrewRun train(const TempDir& dir, const std::string& name, const std::vector<std::string>& launch_args,
-                       const std::vector<std::string>& train_args = {}, const std::vector<std::string>& env = {}) {
+  static CrewRun train(const TempDir& dir, const std::string& name,
+                       const std::vector<std::string>& launch_args,
+                       const std::vector<std::string>& train_args = {},
+                       const std::vector<std::string>& env = {}) {
     std::vector<std::string> args = {"launch", "--devices", "0,1", "--log_dir", dir.file(name + ".log")};
     args.insert(args.end(), launch_args.begin(), launch_args.end());
 #ifdef CREW_TRAIN_CNN_PATH
     args.push_back(CREW_TRAIN_CNN_PATH);
 #endif
-    for (const char* a : {"--dataset", "fashion-mnist", "--batch-size", "8", "--epochs", "2", "--seed", "5",
-                          "--num-workers", "1", "--threads", "1", "--log-every", "5", "--checkpoint-every", "4"}) {
+    for (const char* a :
+         {"--dataset", "fashion-mnist", "--batch-size", "8", "--epochs", "2", "--seed", "5", "--num-workers",
+          "1", "--threads", "1", "--log-every", "5", "--checkpoint-every", "4"}) {
       args.push_back(a);
     }
-    for (const std::string& a : {std::string("--data-dir"), data_, std::string("--checkpoint-dir"),
-                                 dir.file(name + ".ckpt"), std::string("--metrics"), dir.file(name + ".jsonl")}) {
+    for (const std::string& a :
+         {std::string("--data-dir"), data_, std::string("--checkpoint-dir"), dir.file(name + ".ckpt"),
+          std::string("--metrics"), dir.file(name + ".jsonl")}) {
       args.push_back(a);
     }
     args.insert(args.end(), train_args.begin(), train_args.end());
@@ -202,7 +207,8 @@ TEST_F(ResumeFault, WorkerKilledMidEpochIsRestartedFromTheLastCheckpointWithNoth
   EXPECT_FALSE(final_accuracy(r.output).empty());
   expect_same_as_reference("killed", 12);
   std::vector<std::string> kept;  // --checkpoint-keep 3 (the default): the newest three
-  for (const auto& e : std::filesystem::directory_iterator(ckpt)) kept.push_back(e.path().filename().string());
+  for (const auto& e : std::filesystem::directory_iterator(ckpt))
+    kept.push_back(e.path().filename().string());
   std::sort(kept.begin(), kept.end());
   EXPECT_EQ(kept, (std::vector<std::string>{"step-000000000012", "step-000000000016", "step-000000000020"}));
 
@@ -235,7 +241,8 @@ TEST_F(ResumeFault, CorruptNewestCheckpointIsSkippedAndThePreviousOneUsed) {
   }
   CrewRun second = train(*dir_, "corrupt", {});
   ASSERT_EQ(second.code, 0) << second.output;
-  EXPECT_NE(second.output.find("skipped checkpoint step-000000000007: load '" + model + "'"), std::string::npos)
+  EXPECT_NE(second.output.find("skipped checkpoint step-000000000007: load '" + model + "'"),
+            std::string::npos)
       << second.output;
   EXPECT_NE(second.output.find("checksum mismatch"), std::string::npos) << second.output;
   EXPECT_EQ(count(second.output, "resumed from " + ckpt + "/step-000000000004 (epoch 0, batch 4)"), 1)
