@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "crew/dist/checkpoint/checkpoint_dir.h"
 #include "tests/launch/launch_test_util.h"
 
 namespace crew::launch::testing {
@@ -211,6 +212,16 @@ TEST_F(ResumeFault, WorkerKilledMidEpochIsRestartedFromTheLastCheckpointWithNoth
     kept.push_back(e.path().filename().string());
   std::sort(kept.begin(), kept.end());
   EXPECT_EQ(kept, (std::vector<std::string>{"step-000000000012", "step-000000000016", "step-000000000020"}));
+  // The checkpoint resumed from: its position and both ranks' generator states.
+  const dist::LoadedCheckpoint resumed_from = dist::load_checkpoint(ckpt, 12);
+  const StateDict& state = resumed_from.parts.at("train_state");
+  const Tensor& pos = state.at("position");
+  ASSERT_EQ(pos.numel(), 3);
+  EXPECT_EQ(std::vector<int64_t>(pos.data<int64_t>(), pos.data<int64_t>() + 3),
+            (std::vector<int64_t>{12, 1, 2}));
+  EXPECT_GT(state.at("rng.rank0").numel(), 0);
+  EXPECT_GT(state.at("rng.rank1").numel(), 0);
+  EXPECT_EQ(resumed_from.metadata.at("world_size"), "2");
 
   // The first attempt got to step 13 (rank 0 logs a step once its gradients are averaged).
   std::vector<std::string> first_attempt;
