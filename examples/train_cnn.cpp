@@ -21,6 +21,15 @@
 // epochs_done, global_step) after every epoch, including one cut short by --max-steps.
 // --resume DIR continues at epoch epochs_done; an epoch that was cut short is run again
 // from its start (its shuffle depends only on the epoch number, as Paddle's sampler).
+//
+// --checkpoint-dir DIR --checkpoint-every N [--checkpoint-keep K]: restartable checkpoints
+// (examples/train_cnn_checkpoint.h) after every N steps and at the end, the last K kept. A run
+// started on a DIR holding a complete checkpoint resumes from the newest one mid-epoch (prints
+// "resumed from DIR/step-N (epoch E, batch B)"), so `crew launch --max_restart 1` restarts a
+// failed job where it was, and the per-step losses equal those of an uninterrupted run bit
+// for bit: the weights' init, the shuffles (RandomState(epoch)) and the loader's augmentation
+// seeds (seed + rank, pass = epoch) depend only on (seed, epoch, batch), and the generators'
+// states are checkpointed too.
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <cstdio>
@@ -45,6 +54,7 @@
 #include "crew/tensor/ops/threading.h"
 #include "crew/tensor/random.h"
 #include "crew/tensor/safetensors.h"
+#include "examples/train_cnn_checkpoint.h"
 
 namespace {
 
@@ -61,6 +71,7 @@ struct TrainOptions {
   std::string init;           // safetensors file with initial weights
   std::string save;           // checkpoint directory
   std::string resume;         // checkpoint directory to continue from
+  train_cnn::CheckpointConfig checkpoint;  // --checkpoint-dir/-every/-keep
   std::string metrics;        // JSON-lines file
   int64_t test_samples = 0;   // 0: the whole test split
   int threads = 0;            // 0: crew's default (CREW_NUM_THREADS or all cores)
@@ -229,7 +240,7 @@ int run(const TrainOptions& o) {
   crew::optim::Adam opt(net->named_parameters(), {.learning_rate = o.lr});
 
   int start_epoch = 0;
-  int64_t global_step = 0;
+  int64_t global_step = 0, start_batch = 0;
   if (!o.resume.empty()) {
     net->set_state_dict(crew::load(o.resume + "/model.safetensors"));
     opt.set_state_dict(crew::load(o.resume + "/optimizer.safetensors"));
@@ -237,6 +248,22 @@ int run(const TrainOptions& o) {
     start_epoch = std::stoi(meta.at("epochs_done"));
     global_step = std::stoll(meta.at("global_step"));
     if (chief) std::cout << "resumed from " << o.resume << ": " << start_epoch << " epochs, step " << global_step << std::endl;
+  }
+  const train_cnn::Signature signature = {{"world_size", std::to_string(world)},
+                                          {"batch_size", std::to_string(o.batch_size)},
+                                          {"seed", std::to_string(o.seed)},
+                                          {"dataset", o.dataset},
+                                          {"shuffle", o.no_shuffle ? "0" : "1"}};
+  std::optional<train_cnn::Resumed> resumed;
+  if (!o.checkpoint.dir.empty()) resumed = train_cnn::resume(o.checkpoint, *net, opt, signature, rank, world);
+  if (resumed) {
+    global_step = resumed->position.global_step;
+    start_epoch = static_cast<int>(resumed->position.epoch);
+    start_batch = resumed->position.batch;
+    if (chief) {
+      std::cout << "resumed from " << resumed->path << " (epoch " << start_epoch << ", batch " << start_batch << ")"
+                << std::endl;
+    }
   }
   // Data-parallel when there is more than one rank: parameters broadcast from rank 0 here,
   // gradients averaged during backward.
@@ -256,22 +283,43 @@ int run(const TrainOptions& o) {
       *data.train, o.batch_size, crew::io::DistributedBatchSamplerOptions{.shuffle = !o.no_shuffle});
   crew::io::DataLoader loader(data.train, sampler, {.num_workers = o.num_workers, .seed = o.seed + rank});
   Metrics metrics(chief ? o.metrics : std::string());
+  if (resumed) {
+    metrics.line(crew::str_cat("{\"type\": \"resume\", \"step\": ", global_step, ", \"epoch\": ", start_epoch,
+                               ", \"batch\": ", start_batch, "}"));
+  }
+  int64_t checkpointed_step = resumed ? global_step : -1;
+  // After a step: the position of the next one, written when due (or forced at the end).
+  auto checkpoint = [&](int epoch, int64_t next_batch, bool force) {
+    if (o.checkpoint.dir.empty() || checkpointed_step == global_step) return;
+    if (!force && (o.checkpoint.every_steps <= 0 || global_step % o.checkpoint.every_steps != 0)) return;
+    train_cnn::Position pos{global_step, epoch, next_batch};
+    if (next_batch >= loader.size()) pos = {global_step, epoch + 1, 0};
+    train_cnn::write_checkpoint(o.checkpoint, *net, opt, pos, signature, rank, world);
+    checkpointed_step = global_step;
+  };
 
   crew::Stopwatch total_watch;
   double train_seconds = 0;
   int64_t train_images = 0, steps_this_run = 0;
   double accuracy = 0;
   int epochs_done = start_epoch, epochs_run = 0;
-  bool stop = false;
+  // --max-steps counts this run's steps, or with --checkpoint-dir all steps since the start of
+  // training (a restarted job stops where the uninterrupted one does).
+  const int64_t max_steps_from = o.checkpoint.dir.empty() ? global_step : 0;
+  bool stop = o.max_steps > 0 && global_step - max_steps_from >= o.max_steps;
   Profile prof;
   for (int epoch = start_epoch; epoch < o.epochs && !stop; ++epoch) {
     sampler->set_epoch(epoch);
+    // Pass number = epoch (the augmentation seeds'), skipping the batches done before a resume.
+    const int64_t first_batch = epoch == start_epoch ? start_batch : 0;
+    loader.resume_at(static_cast<uint64_t>(epoch), first_batch);
     ++epochs_run;
-    crew::ProgressBar bar(loader.size(), {.desc = "epoch " + std::to_string(epoch)});
+    crew::ProgressBar bar(loader.size() - first_batch, {.desc = "epoch " + std::to_string(epoch)});
     crew::Stopwatch epoch_watch;
-    int64_t epoch_images = 0, batch_id = 0;
+    int64_t epoch_images = 0, batch_id = first_batch;
     crew::Stopwatch wait_watch;
     for (auto& batch : loader) {
+      train_cnn::maybe_inject_fault(global_step, rank, world);
       prof.data_wait += wait_watch.seconds();
       crew::Stopwatch step_watch;
       crew::Tensor logits = (*model)(batch[0]);
@@ -294,10 +342,10 @@ int run(const TrainOptions& o) {
       epoch_images += batch[0].size(0) * world;
       ++batch_id;
       ++global_step;
-      if (o.max_steps > 0 && ++steps_this_run >= o.max_steps) {
-        stop = true;
-        break;
-      }
+      ++steps_this_run;
+      stop = o.max_steps > 0 && global_step - max_steps_from >= o.max_steps;
+      checkpoint(epoch, batch_id, stop || (epoch + 1 == o.epochs && batch_id == loader.size()));
+      if (stop) break;
       wait_watch.reset();
     }
     bar.close();
@@ -318,6 +366,10 @@ int run(const TrainOptions& o) {
                                ", \"images_per_s\": ", rate, ", \"train_seconds\": ", seconds, "}"));
     if (!stop) epochs_done = epoch + 1;
     if (chief && !o.save.empty()) save_checkpoint(o.save, *net, opt, epochs_done, global_step);
+  }
+  if (epochs_run == 0) {  // resumed from a finished run: nothing left to train
+    int64_t tested = 0;
+    accuracy = evaluate(*net, test, o.num_workers, &tested);
   }
   const double rate = train_seconds > 0 ? train_images / train_seconds : 0.0;
   if (chief) {
@@ -366,7 +418,8 @@ int main(int argc, char** argv) {
   app.add_option("--lr", o.lr, "Adam learning rate")->check(CLI::PositiveNumber);
   app.add_option("--num-workers", o.num_workers, "DataLoader worker threads")->check(CLI::NonNegativeNumber);
   app.add_option("--seed", o.seed, "random seed (weights, augmentation)");
-  app.add_option("--max-steps", o.max_steps, "stop after N training steps in this run (0: no limit)");
+  app.add_option("--max-steps", o.max_steps,
+                 "stop after N training steps in this run (with --checkpoint-dir: in all runs; 0: no limit)");
   app.add_flag("--no-shuffle", o.no_shuffle, "keep the data set order");
   app.add_option("--dataset", o.dataset, "fashion-mnist, mnist or cifar10")
       ->check(CLI::IsMember({"fashion-mnist", "mnist", "cifar10"}));
@@ -381,6 +434,14 @@ int main(int argc, char** argv) {
   app.add_flag("--compare-single", o.compare_single, "after training, measure one process and print the speed-up");
   app.add_option("--compare-steps", o.compare_steps, "steps of the one-process measurement")->check(CLI::PositiveNumber);
   app.add_flag("--profile", o.profile, "print where a step's time goes (compute, communication wait, data wait)");
+  auto* ckpt_dir = app.add_option("--checkpoint-dir", o.checkpoint.dir,
+                                  "restartable checkpoints: resume from the newest complete one in DIR, write new ones");
+  app.add_option("--checkpoint-every", o.checkpoint.every_steps,
+                 "write a checkpoint after every N steps (and at the end; 0: only at the end)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--checkpoint-keep", o.checkpoint.keep, "checkpoints kept in --checkpoint-dir")
+      ->check(CLI::PositiveNumber);
+  ckpt_dir->excludes("--resume");
   CLI11_PARSE(app, argc, argv);
   try {
     return run(o);

@@ -26,3 +26,12 @@ if(TARGET crew_cli)
     TIMEOUT 180 LABELS "smoke;distributed"
     PASS_REGULAR_EXPRESSION "train_cnn: fashion-mnist, 2 ranks.*epoch: 0, batch_id: 10, loss is: \\[[0-9.e+-]+\\].*epoch 0: test accuracy [01]\\.[0-9]+ \\(200 images\\).*profile \\(rank 0, 20 steps\\): step [0-9.]+ ms = compute.*gradient communication wait.*data wait.*speed-up: 2 ranks [0-9]+ images/s vs 1 process [0-9]+ images/s.*Pod completed.*Exit code 0")
 endif()
+
+# --checkpoint-dir: a run stopped by --max-steps, then a second one resuming mid-epoch from its
+# newest checkpoint and keeping the last 2 (the restart tests with a killed worker are launch.ResumeFault.*).
+add_test(NAME smoke.train_cnn_checkpoint_dir
+  COMMAND sh -c "rm -rf \"$1\" && \"$0\" --epochs 1 --max-steps 6 --test-samples 100 --num-workers 0 --threads 1 --checkpoint-dir \"$1\" --checkpoint-every 4 && ls \"$1\" && \"$0\" --epochs 1 --max-steps 9 --test-samples 100 --num-workers 0 --threads 1 --checkpoint-dir \"$1\" --checkpoint-every 4 --checkpoint-keep 2 && ls \"$1\""
+          $<TARGET_FILE:train_cnn> ${CMAKE_CURRENT_BINARY_DIR}/train_cnn_checkpoint_dir)
+set_tests_properties(smoke.train_cnn_checkpoint_dir PROPERTIES
+  TIMEOUT 120 LABELS smoke
+  PASS_REGULAR_EXPRESSION "stopped by --max-steps after 6 steps.*step-000000000004\nstep-000000000006\n.*resumed from [^\n]*train_cnn_checkpoint_dir/step-000000000006 \\(epoch 0, batch 6\\).*stopped by --max-steps after 3 steps[^\n]*\nstep-000000000008\nstep-000000000009\n")
