@@ -46,7 +46,8 @@ int claimed_ranks(Store& store, int world_size) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
   } catch (const Error& e) {
-    CREW_LOG(WARNING) << "init_parallel_env (rank " << env.rank << "): could not tell the other ranks: " << e.what();
+    CREW_LOG(WARNING) << "init_parallel_env (rank " << env.rank
+                      << "): could not tell the other ranks: " << e.what();
   }
   CREW_THROW(ValueError, message);
 }

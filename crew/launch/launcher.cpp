@@ -194,7 +194,8 @@ int run_generation(Job& job, int generation, int restarts_left, SignalPipe& sign
         while (node_rank == 0 && !rdzv.all_done() && !abort() && !signals.drain()) {
           ::usleep(20000);
         }
-        if (!peer_failure.empty()) launch_error("the job failed on another node: " + failure_message(peer_failure));
+        if (!peer_failure.empty())
+          launch_error("the job failed on another node: " + failure_message(peer_failure));
         if (int sig = signals.terminating_signal()) return 128 + sig;
       }
       return peer_failure.empty() ? 0 : 1;
@@ -215,7 +216,8 @@ int run_generation(Job& job, int generation, int restarts_left, SignalPipe& sign
       }
       break;
     case PodState::ABORTED: {
-      launch_error("stopping this node's workers: the job failed on another node: " + failure_message(peer_failure));
+      launch_error("stopping this node's workers: the job failed on another node: " +
+                   failure_message(peer_failure));
       code = std::atoi(peer_failure.substr(peer_failure.find(' ') + 1).c_str());
       if (code == 0) code = 1;
       break;
@@ -260,7 +262,8 @@ int run_launch(const LaunchOptions& o) {
     }
     if (o.nnodes > 1 && job.token.empty()) {
       // The store of a multi-node job listens beyond this host: it admits only the job.
-      CREW_CHECK(node_rank == 0, "launch (node ", node_rank, "): a multi-node job's store requires the job token "
+      CREW_CHECK(node_rank == 0, "launch (node ", node_rank,
+                 "): a multi-node job's store requires the job token "
                  "that node 0's launcher prints; pass --token TOKEN or set CREW_JOB_TOKEN");
       job.token = generate_token();
       launch_info(str_cat("Job token: ", job.token, " (pass --token ", job.token,

@@ -34,10 +34,10 @@ Membership NodeRendezvous::join(const std::string& host, int nproc, std::chrono:
     int their_nproc = 0;
     std::string their_host, word, their_pid;
     is >> their_nproc >> their_host >> word >> their_pid;
-    const std::string message = str_cat("launch (node ", node_rank_, "): node rank ", node_rank_,
-                                        " is claimed twice: by the launcher on ", their_host, " (pid ", their_pid,
-                                        ", ", their_nproc, " workers) and by this one on ", host, " (pid ",
-                                        ::getpid(), ", ", nproc, " workers); give each node its own --rank");
+    const std::string message = str_cat(
+        "launch (node ", node_rank_, "): node rank ", node_rank_, " is claimed twice: by the launcher on ",
+        their_host, " (pid ", their_pid, ", ", their_nproc, " workers) and by this one on ", host, " (pid ",
+        ::getpid(), ", ", nproc, " workers); give each node its own --rank");
     mark_failed(str_cat(1, " ", message));
     CREW_THROW(ValueError, message);
   }

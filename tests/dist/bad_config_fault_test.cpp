@@ -31,7 +31,9 @@ void child_expect(bool cond, const std::string& what) {
   if (!cond) throw std::runtime_error(what);
 }
 
-bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+bool has(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
 
 void set_rank(int rank, int world) {
   ::setenv("CREW_RANK", std::to_string(rank).c_str(), 1);
@@ -65,7 +67,8 @@ struct Job {
                    {"CREW_BACKEND", "gloo"}};
   }
   std::vector<testing::RankResult> run(int processes, const std::function<void(int)>& fn) {
-    return testing::run_ranks(processes, [&](int i, int) { fn(i); }, options);
+    return testing::run_ranks(
+        processes, [&](int i, int) { fn(i); }, options);
   }
 };
 
@@ -123,8 +126,8 @@ TEST(BadConfigFault, AMasterAddressThatDoesNotResolveFailsAtOnceNamingIt) {
       [](int, int) {
         set_rank(1, 2);
         const std::string msg = init_error<StoreError>();
-        child_expect(has(msg, "cannot resolve the store host 'no-such-host.invalid'") && has(msg, "CREW_MASTER"),
-                     msg);
+        child_expect(
+            has(msg, "cannot resolve the store host 'no-such-host.invalid'") && has(msg, "CREW_MASTER"), msg);
       },
       o);
   testing::expect_all_ok(results);
@@ -184,8 +187,8 @@ TEST(BadConfigFault, AWrongJobTokenIsRefusedNamingTheToken) {
       [](int, int) {
         set_rank(1, 2);
         const std::string msg = init_error<StoreError>();
-        child_expect(has(msg, "refused: the client presented a wrong job token") && has(msg, "CREW_JOB_TOKEN"),
-                     msg);
+        child_expect(
+            has(msg, "refused: the client presented a wrong job token") && has(msg, "CREW_JOB_TOKEN"), msg);
       },
       o);
   testing::expect_all_ok(results);

@@ -49,7 +49,9 @@ int64_t rss_kib() {
 }
 
 // Small integers, exact in float32, different per rank, call and element.
-float value(int rank, int call, int64_t j) { return static_cast<float>((rank + 1) * 3 + (j % 5) + (call % 7)); }
+float value(int rank, int call, int64_t j) {
+  return static_cast<float>((rank + 1) * 3 + (j % 5) + (call % 7));
+}
 
 void check_all_reduce(int rank, int call, int64_t n) {
   Tensor t = Tensor::empty({n});
@@ -114,13 +116,14 @@ void soak(const std::string& backend) {
         }
         const int64_t rss_end = rss_kib();
         if (rank == 0) {
-          std::printf("soak: backend %s, %d ranks, %d calls (%d after warm-up) in %.2f s, RSS %lld KiB -> %lld KiB\n",
-                      backend.c_str(), kRanks, calls, calls - warmup, clock.seconds(),
-                      static_cast<long long>(rss_start), static_cast<long long>(rss_end));
+          std::printf(
+              "soak: backend %s, %d ranks, %d calls (%d after warm-up) in %.2f s, RSS %lld KiB -> %lld KiB\n",
+              backend.c_str(), kRanks, calls, calls - warmup, clock.seconds(),
+              static_cast<long long>(rss_start), static_cast<long long>(rss_end));
           std::fflush(stdout);
         }
-        CREW_CHECK(rss_end - rss_start <= kRssSlackKiB, "rank ", rank, ": resident memory grew from ", rss_start,
-                   " KiB to ", rss_end, " KiB over ", calls - warmup, " calls");
+        CREW_CHECK(rss_end - rss_start <= kRssSlackKiB, "rank ", rank, ": resident memory grew from ",
+                   rss_start, " KiB to ", rss_end, " KiB over ", calls - warmup, " calls");
         destroy_process_group();
       },
       o);

@@ -2,10 +2,10 @@
 // wrong job token (refused with a reason, and the server logs it with the peer's address),
 // requests before the handshake, a value over the server's limit (refused, the connection and
 // every other client keep working), and the default listen address (loopback only).
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
-#include <arpa/inet.h>
 #include <sys/socket.h>
 
 #include <string>
@@ -24,7 +24,9 @@ namespace {
 using namespace std::chrono_literals;
 using testing_util::client_options;
 
-bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+bool has(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
 
 std::string refusal(const TCPStoreOptions& o) {
   try {

@@ -4,6 +4,9 @@
 // does not resolve. Each ends in a clear error naming the value; the 60 s waits are hang
 // guards only (the rendezvous timeout is far longer where an error must not be a timeout).
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <sstream>
 
@@ -14,7 +17,9 @@ namespace {
 
 using std::chrono::seconds;
 
-bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+bool has(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
 
 std::string hex_port(int port) {
   char buf[8];
@@ -26,9 +31,10 @@ TEST(LaunchBadConfigFault, ASingleNodeStoreListensOnLoopbackOnly) {
   TempDir dir;
   const int port = free_port();
   // Even when --master names every interface, the single-node store stays on 127.0.0.1.
-  CrewRun r = run_crew(dir, {"launch", "--nproc_per_node", "1", "--master", "0.0.0.0:" + std::to_string(port),
-                             "--log_dir", dir.file("log"), "/bin/sh", "-c",
-                             "echo master=$CREW_MASTER; cat /proc/net/tcp /proc/net/tcp6 > " + dir.file("sockets")});
+  CrewRun r =
+      run_crew(dir, {"launch", "--nproc_per_node", "1", "--master", "0.0.0.0:" + std::to_string(port),
+                     "--log_dir", dir.file("log"), "/bin/sh", "-c",
+                     "echo master=$CREW_MASTER; cat /proc/net/tcp /proc/net/tcp6 > " + dir.file("sockets")});
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_TRUE(has(r.stdout_text, "master=127.0.0.1:" + std::to_string(port))) << r.stdout_text;
   EXPECT_TRUE(has(r.stderr_text, "serves its store on 127.0.0.1 only")) << r.stderr_text;
@@ -54,35 +60,38 @@ TEST(LaunchBadConfigFault, AnotherNodeWithoutTheTokenFailsAtOnceNamingTheOption)
                              "127.0.0.1:" + std::to_string(free_port()), "--rendezvous_timeout", "10m",
                              "--nproc_per_node", "1", "--log_dir", dir.file("log"), "/bin/true"});
   EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_TRUE(has(r.stderr_text, "launch (node 1): a multi-node job's store requires the job token")) << r.stderr_text;
+  EXPECT_TRUE(has(r.stderr_text, "launch (node 1): a multi-node job's store requires the job token"))
+      << r.stderr_text;
   EXPECT_TRUE(has(r.stderr_text, "--token TOKEN or set CREW_JOB_TOKEN")) << r.stderr_text;
 }
 
 TEST(LaunchBadConfigFault, NodeZeroGeneratesTheTokenAndAWrongOneIsRefusedAndLogged) {
   TempDir dir;
   const std::string master = "127.0.0.1:" + std::to_string(free_port());
-  CrewProcess node0(dir, {"launch", "--nnodes", "2", "--rank", "0", "--master", master, "--rendezvous_timeout",
-                          "10m", "--nproc_per_node", "1", "--log_dir", dir.file("log0"), "/bin/sh", "-c",
-                          "echo token=$CREW_JOB_TOKEN"});
-  ASSERT_TRUE(wait_for_text(node0.stderr_path(), "Job token: ", seconds(20))) << read_file(node0.stderr_path());
+  CrewProcess node0(dir, {"launch", "--nnodes", "2", "--rank", "0", "--master", master,
+                          "--rendezvous_timeout", "10m", "--nproc_per_node", "1", "--log_dir",
+                          dir.file("log0"), "/bin/sh", "-c", "echo token=$CREW_JOB_TOKEN"});
+  ASSERT_TRUE(wait_for_text(node0.stderr_path(), "Job token: ", seconds(20)))
+      << read_file(node0.stderr_path());
   const std::string text = read_file(node0.stderr_path());
   const size_t at = text.find("Job token: ") + 11;
   const std::string token = text.substr(at, text.find(' ', at) - at);
   ASSERT_EQ(token.size(), 32u) << text;
 
-  CrewRun wrong = run_crew(dir, {"launch", "--nnodes", "2", "--rank", "1", "--master", master, "--token",
-                                 "not-the-token", "--nproc_per_node", "1", "--log_dir", dir.file("logx"),
-                                 "/bin/true"});
+  CrewRun wrong =
+      run_crew(dir, {"launch", "--nnodes", "2", "--rank", "1", "--master", master, "--token", "not-the-token",
+                     "--nproc_per_node", "1", "--log_dir", dir.file("logx"), "/bin/true"});
   EXPECT_EQ(wrong.code, 1) << wrong.output;
   EXPECT_TRUE(has(wrong.stderr_text, "refused: the client presented a wrong job token")) << wrong.stderr_text;
   EXPECT_TRUE(wait_for_text(node0.stderr_path(), "refused client 127.0.0.1:", seconds(5)))
       << read_file(node0.stderr_path());
 
   // The right token, from the environment, completes the job.
-  CrewRun right = run_crew(dir, {"launch", "--nnodes", "2", "--rank", "1", "--master", master, "--nproc_per_node",
-                                 "1", "--log_dir", dir.file("log1"), "/bin/sh", "-c",
-                                 "echo token=$CREW_JOB_TOKEN > " + dir.file("token1")},
-                           {"CREW_JOB_TOKEN=" + token});
+  CrewRun right = run_crew(
+      dir,
+      {"launch", "--nnodes", "2", "--rank", "1", "--master", master, "--nproc_per_node", "1", "--log_dir",
+       dir.file("log1"), "/bin/sh", "-c", "echo token=$CREW_JOB_TOKEN > " + dir.file("token1")},
+      {"CREW_JOB_TOKEN=" + token});
   CrewRun r0 = node0.wait(seconds(60));
   EXPECT_EQ(right.code, 0) << right.output;
   EXPECT_EQ(r0.code, 0) << r0.output;
@@ -95,9 +104,15 @@ TEST(LaunchBadConfigFault, TwoLaunchersWithOneNodeRankFailTheJobNamingIt) {
   TempDir dir;
   const std::string master = "127.0.0.1:" + std::to_string(free_port());
   auto node = [&](const std::string& rank, const std::string& log) {
-    return std::vector<std::string>{"launch", "--nnodes", "2", "--rank", rank, "--master", master, "--token", "t0k",
-                                    "--rendezvous_timeout", "10m", "--nproc_per_node", "1", "--log_dir",
-                                    dir.file(log), "/bin/sh", "-c", "sleep 30"};
+    return std::vector<std::string>{"launch",      "--nnodes",
+                                    "2",           "--rank",
+                                    rank,          "--master",
+                                    master,        "--token",
+                                    "t0k",         "--rendezvous_timeout",
+                                    "10m",         "--nproc_per_node",
+                                    "1",           "--log_dir",
+                                    dir.file(log), "/bin/sh",
+                                    "-c",          "sleep 30"};
   };
   CrewProcess node0(dir, node("0", "log0"));
   CrewProcess first(dir, node("1", "log1a"));
@@ -115,11 +130,43 @@ TEST(LaunchBadConfigFault, TwoLaunchersWithOneNodeRankFailTheJobNamingIt) {
 
 TEST(LaunchBadConfigFault, AMasterThatDoesNotResolveFailsAtOnceNamingIt) {
   TempDir dir;
-  CrewRun r = run_crew(dir, {"launch", "--nnodes", "2", "--rank", "1", "--master", "no-such-host.invalid:29555",
-                             "--token", "t", "--rendezvous_timeout", "10m", "--nproc_per_node", "1", "--log_dir",
-                             dir.file("log"), "/bin/true"});
+  CrewRun r = run_crew(dir, {"launch", "--nnodes", "2", "--rank", "1", "--master",
+                             "no-such-host.invalid:29555", "--token", "t", "--rendezvous_timeout", "10m",
+                             "--nproc_per_node", "1", "--log_dir", dir.file("log"), "/bin/true"});
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_TRUE(has(r.stderr_text, "no-such-host.invalid")) << r.stderr_text;
+}
+
+// (Moved here from launch_options_test.cpp, to run with the other fault tests.)
+TEST(LaunchBadConfigFault, ABusyMasterPortNamesItAndStartsNoWorker) {
+  TempDir dir;
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  ASSERT_EQ(::listen(fd, 4), 0);
+  socklen_t len = sizeof(a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  const std::string master = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  CrewRun r = run_crew(dir, {"launch", "--nproc_per_node", "1", "--master", master, "--log_dir",
+                             dir.file("log"), "/bin/sh", "-c", "echo should-not-run-$CREW_RANK"});
+  ::close(fd);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.stderr_text.find(master), std::string::npos) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("in use"), std::string::npos) << r.stderr_text;
+  EXPECT_EQ(r.output.find("should-not-run-0"), std::string::npos);
+}
+
+TEST(LaunchBadConfigFault, AMissingProgramGives127NamingIt) {
+  TempDir dir;
+  CrewRun r = run_crew(dir, {"launch", "--log_dir", dir.file("log"), "/no/such/program"});
+  EXPECT_EQ(r.code, 127);
+  EXPECT_NE(r.stderr_text.find("cannot execute program '/no/such/program'"), std::string::npos)
+      << r.stderr_text;
+  CrewRun none = run_crew(dir, {"launch"});
+  EXPECT_NE(none.code, 0);
+  EXPECT_NE(none.stderr_text.find("no training program"), std::string::npos) << none.stderr_text;
 }
 
 }  // namespace

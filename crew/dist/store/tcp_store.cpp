@@ -158,7 +158,8 @@ void TCPStore::set(const std::string& key, const std::vector<uint8_t>& value) {
   Reply r = request(static_cast<uint8_t>(StoreOp::SET), b.data(), "'" + key + "'");
   if (r.status != static_cast<uint8_t>(StoreStatus::OK)) {
     BodyReader br(r.body.data(), r.body.size());
-    CREW_THROW(ValueError, "TCPStore set '", key, "' at ", address(), ": ", br.str(options_.max_key_bytes + 1024));
+    CREW_THROW(ValueError, "TCPStore set '", key, "' at ", address(), ": ",
+               br.str(options_.max_key_bytes + 1024));
   }
 }
 

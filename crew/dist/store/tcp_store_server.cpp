@@ -115,7 +115,8 @@ Clock::time_point deadline_after(int64_t timeout_ms) {
 // Compares every byte whatever the first difference, so timing does not leak the token.
 bool tokens_equal(const std::string& given, const std::string& expected) {
   unsigned char diff = given.size() == expected.size() ? 0 : 1;
-  for (size_t i = 0; i < given.size(); ++i) diff |= static_cast<unsigned char>(given[i] ^ expected[i % expected.size()]);
+  for (size_t i = 0; i < given.size(); ++i)
+    diff |= static_cast<unsigned char>(given[i] ^ expected[i % expected.size()]);
   return diff == 0;
 }
 
