@@ -14,6 +14,7 @@
 #include "crew/core/parallel_env.h"
 #include "crew/core/timer.h"
 #include "crew/dist/backends/gloo/process_group_gloo.h"
+#include "crew/dist/rendezvous_check.h"
 #include "crew/dist/store/prefix_store.h"
 #include "crew/dist/store/tcp_store.h"
 // Built-in backends are registered here explicitly: a self-registering static object in a
@@ -199,6 +200,7 @@ std::shared_ptr<Group> init_parallel_env(const InitOptions& options) {
   JobStore job = rt.job_store.client ? rt.job_store : connect_job_store(rt.env, store_timeout);
   auto root = std::make_shared<PrefixStore>(str_cat("crew/", rt.env.restart_count, "/", rt.generation++, "/"),
                                             job.client);
+  detail::check_rendezvous(*root, rt.env, store_timeout);  // world size, duplicate ranks
   const std::string backend = choose_backend(options.backend, *root, rt.env, store_timeout);
   std::vector<int> ranks(rt.env.world_size);
   for (int r = 0; r < rt.env.world_size; ++r) ranks[r] = r;

@@ -88,7 +88,26 @@ struct Job {
   std::unique_ptr<JobStore> store;
   std::unique_ptr<GroupReaper> reaper;
   std::string log_dir;
+  std::string token;  // the store's job token (generated on node 0 of a multi-node job)
 };
+
+// The message of a recorded failure, "<node> <exit code> <message>", without the numbers.
+std::string failure_message(const std::string& failure) {
+  std::string rest = failure.substr(failure.find(' ') + 1);
+  return rest.substr(rest.find(' ') + 1);
+}
+
+// A fresh secret: 128 bits from the OS, as 32 hex digits.
+std::string generate_token() {
+  std::random_device rd;
+  static const char* kHex = "0123456789abcdef";
+  std::string hex;
+  for (int i = 0; i < 4; ++i) {
+    uint32_t v = rd();
+    for (int j = 0; j < 8; ++j) hex += kHex[(v >> (4 * j)) & 0xf];
+  }
+  return hex;
+}
 
 // Runs one generation; returns the exit status, or -1 to restart.
 int run_generation(Job& job, int generation, int restarts_left, SignalPipe& signals) {
@@ -105,7 +124,7 @@ int run_generation(Job& job, int generation, int restarts_left, SignalPipe& sign
   }
   JobLayout layout;
   layout.job_id = o.job_id;
-  layout.token = o.token;
+  layout.token = job.token;
   layout.master = job.master_host + ":" + std::to_string(job.master_port);
   layout.nnodes = o.nnodes;
   layout.node_rank = node_rank;
@@ -175,7 +194,8 @@ int run_generation(Job& job, int generation, int restarts_left, SignalPipe& sign
         while (node_rank == 0 && !rdzv.all_done() && !abort() && !signals.drain()) {
           ::usleep(20000);
         }
-        if (!peer_failure.empty()) launch_error("the job failed on another node: " + peer_failure);
+        if (!peer_failure.empty())
+          launch_error("the job failed on another node: " + failure_message(peer_failure));
         if (int sig = signals.terminating_signal()) return 128 + sig;
       }
       return peer_failure.empty() ? 0 : 1;
@@ -196,7 +216,8 @@ int run_generation(Job& job, int generation, int restarts_left, SignalPipe& sign
       }
       break;
     case PodState::ABORTED: {
-      launch_error("stopping this node's workers: the job failed on another node: " + peer_failure);
+      launch_error("stopping this node's workers: the job failed on another node: " +
+                   failure_message(peer_failure));
       code = std::atoi(peer_failure.substr(peer_failure.find(' ') + 1).c_str());
       if (code == 0) code = 1;
       break;
@@ -217,7 +238,7 @@ int run_launch(const LaunchOptions& o) {
   set_launch_log_level(parse_log_level(o.log_level));
   print_configuration(o);
   ::signal(SIGPIPE, SIG_IGN);  // a vanished console or helper must not kill the launcher
-  Job job{o, {}, {}, {}, "", 0, "", nullptr, nullptr, ""};
+  Job job{o, {}, {}, {}, "", 0, "", nullptr, nullptr, "", o.token};
   try {
     job.command.push_back(dist::resolve_program(o.program));
   } catch (const SpawnError& e) {
@@ -233,6 +254,21 @@ int run_launch(const LaunchOptions& o) {
     const int node_rank = std::max(0, o.rank);
     job.master_host = "127.0.0.1";
     if (!o.master.empty()) parse_endpoint(o.master, &job.master_host, &job.master_port, "--master");
+    if (o.nnodes == 1 && !is_loopback(job.master_host)) {
+      // A single-node job's store is reached by local workers only: never expose it.
+      launch_warning(str_cat("a single-node job serves its store on 127.0.0.1 only (not on ", job.master_host,
+                             " of --master)"));
+      job.master_host = "127.0.0.1";
+    }
+    if (o.nnodes > 1 && job.token.empty()) {
+      // The store of a multi-node job listens beyond this host: it admits only the job.
+      CREW_CHECK(node_rank == 0, "launch (node ", node_rank,
+                 "): a multi-node job's store requires the job token "
+                 "that node 0's launcher prints; pass --token TOKEN or set CREW_JOB_TOKEN");
+      job.token = generate_token();
+      launch_info(str_cat("Job token: ", job.token, " (pass --token ", job.token,
+                          " or CREW_JOB_TOKEN to the launchers of the other nodes)"));
+    }
     job.node_host = !o.host.empty() ? o.host : local_address_towards(job.master_host);
     if (o.nnodes > 1 && !is_loopback(job.master_host)) {
       CREW_CHECK(!is_loopback(job.node_host), "launch: node ", node_rank, " would announce loopback address ",
@@ -240,10 +276,10 @@ int run_launch(const LaunchOptions& o) {
     }
     job.reaper = std::make_unique<GroupReaper>();  // before the store: it inherits no socket
     if (node_rank == 0) {
-      job.store = JobStore::serve(job.master_host, job.master_port, o.token, kStoreTimeout);
+      job.store = JobStore::serve(job.master_host, job.master_port, job.token, kStoreTimeout);
       job.master_port = job.store->port();
     } else {
-      job.store = JobStore::connect(job.master_host, job.master_port, o.token, o.rendezvous_timeout);
+      job.store = JobStore::connect(job.master_host, job.master_port, job.token, o.rendezvous_timeout);
     }
     launch_info(str_cat("Job: ", o.job_id, ", mode collective, replicas ", job.slots.size(), "[", o.nnodes,
                         " node", o.nnodes > 1 ? "s" : "", "], devices ", to_string(job.inventory.kind),

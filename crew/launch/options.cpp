@@ -99,6 +99,17 @@ std::vector<std::string> apply_environment(LaunchOptions* o, const std::set<std:
   if (auto v = lookup("log_ranks", {})) o->log_ranks = parse_console_ranks(*v);
   if (auto v = lookup("host", {"POD_IP"})) o->host = *v;
   if (auto v = lookup("grace_period", {})) o->grace_period = env::parse_duration(*v, "CREW_LAUNCH_GRACE_PERIOD");
+  // The token is a secret: used, never echoed. Inside a worker CREW_JOB_TOKEN is the parent
+  // job's, which a nested launch (a job of its own) does not use.
+  if (!given.count("token")) {
+    if (auto v = env::get("CREW_LAUNCH_TOKEN")) {
+      o->token = *v;
+      used.push_back("CREW_LAUNCH_TOKEN=(hidden)");
+    } else if (auto t = env::get("CREW_JOB_TOKEN"); t && !inside_worker) {
+      o->token = *t;
+      used.push_back("CREW_JOB_TOKEN=(hidden)");
+    }
+  }
   return used;
 }
 

@@ -1,5 +1,8 @@
 #include "crew/launch/rendezvous.h"
 
+#include <unistd.h>
+
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -20,12 +23,34 @@ std::string NodeRendezvous::key(const std::string& name) const { return prefix_ 
 
 Membership NodeRendezvous::join(const std::string& host, int nproc, std::chrono::milliseconds timeout,
                                 const std::function<bool()>& interrupted) {
-  store_.set(key("node/" + std::to_string(node_rank_)), std::to_string(nproc) + " " + host);
+  // Claimed, not set: a second launcher started with the same --rank fails naming both, and
+  // tells the others through `failed` so that nobody waits for the timeout.
+  std::random_device rd;
+  const std::string entry = str_cat(nproc, " ", host, " pid ", ::getpid(), " #", rd());
+  const std::string mine = key("node/" + std::to_string(node_rank_));
+  auto held = store_.compare_set(mine, {}, std::vector<uint8_t>(entry.begin(), entry.end()));
+  if (std::string(held.begin(), held.end()) != entry) {
+    std::istringstream is(std::string(held.begin(), held.end()));
+    int their_nproc = 0;
+    std::string their_host, word, their_pid;
+    is >> their_nproc >> their_host >> word >> their_pid;
+    const std::string message = str_cat(
+        "launch (node ", node_rank_, "): node rank ", node_rank_, " is claimed twice: by the launcher on ",
+        their_host, " (pid ", their_pid, ", ", their_nproc, " workers) and by this one on ", host, " (pid ",
+        ::getpid(), ", ", nproc, " workers); give each node its own --rank");
+    mark_failed(str_cat(1, " ", message));
+    CREW_THROW(ValueError, message);
+  }
   std::vector<std::string> keys;
   for (int r = 0; r < nnodes_; ++r) keys.push_back(key("node/" + std::to_string(r)));
   // Polled rather than one blocking wait, so a signal to the launcher is seen at once.
   Deadline deadline(timeout);
   while (!store_.check(keys)) {
+    if (auto f = failure()) {
+      std::string why = f->substr(f->find(' ') + 1);  // "<node> <exit code> <message>"
+      why = why.substr(why.find(' ') + 1);
+      CREW_THROW(StateError, "launch (node ", node_rank_, "): the job failed before it started: ", why);
+    }
     if (interrupted && interrupted()) {
       CREW_THROW(StateError, "launch (node ", node_rank_, "): interrupted while waiting for the other nodes");
     }

@@ -8,16 +8,18 @@ namespace {
 
 using std::chrono::seconds;
 
+const char* kToken = "launch-nodes-test-token";  // a multi-node job's store requires one
+
 const char* kWorker = "echo \"g=$CREW_RANK w=$CREW_WORLD_SIZE l=$CREW_LOCAL_RANK n=$CREW_NODE_RANK/$CREW_NNODES m=$CREW_MASTER\"";
 
 TEST(LaunchNodes, TwoNodesAgreeOnTheWorld) {
   TempDir dir;
   const std::string master = "127.0.0.1:" + std::to_string(free_port());
   // Node 1 first: it must wait for node 0's store.
-  CrewProcess node1(dir, {"launch", "--nnodes", "2", "--rank", "1", "--master", master, "--nproc_per_node", "1",
-                          "--log_dir", dir.file("log1"), "/bin/sh", "-c", kWorker});
-  CrewProcess node0(dir, {"launch", "--nnodes", "2", "--rank", "0", "--master", master, "--nproc_per_node", "2",
-                          "--log_dir", dir.file("log0"), "/bin/sh", "-c", kWorker});
+  CrewProcess node1(dir, {"launch", "--token", kToken, "--nnodes", "2", "--rank", "1", "--master", master,
+                          "--nproc_per_node", "1", "--log_dir", dir.file("log1"), "/bin/sh", "-c", kWorker});
+  CrewProcess node0(dir, {"launch", "--token", kToken, "--nnodes", "2", "--rank", "0", "--master", master,
+                          "--nproc_per_node", "2", "--log_dir", dir.file("log0"), "/bin/sh", "-c", kWorker});
   CrewRun r0 = node0.wait(seconds(60));
   CrewRun r1 = node1.wait(seconds(60));
   ASSERT_EQ(r0.code, 0) << r0.output;
@@ -32,10 +34,11 @@ TEST(LaunchNodes, TwoNodesAgreeOnTheWorld) {
 TEST(LaunchNodes, AFailureOnOneNodeStopsTheOther) {
   TempDir dir;
   const std::string master = "127.0.0.1:" + std::to_string(free_port());
-  CrewProcess node0(dir, {"launch", "--nnodes", "2", "--rank", "0", "--master", master, "--nproc_per_node", "1",
-                          "--log_dir", dir.file("log0"), "/bin/sh", "-c", "sleep 60"});
-  CrewProcess node1(dir, {"launch", "--nnodes", "2", "--rank", "1", "--master", master, "--nproc_per_node", "1",
-                          "--log_dir", dir.file("log1"), "/bin/sh", "-c", "exit 7"});
+  CrewProcess node0(dir,
+                    {"launch", "--token", kToken, "--nnodes", "2", "--rank", "0", "--master", master,
+                     "--nproc_per_node", "1", "--log_dir", dir.file("log0"), "/bin/sh", "-c", "sleep 60"});
+  CrewProcess node1(dir, {"launch", "--token", kToken, "--nnodes", "2", "--rank", "1", "--master", master,
+                          "--nproc_per_node", "1", "--log_dir", dir.file("log1"), "/bin/sh", "-c", "exit 7"});
   CrewRun r1 = node1.wait(seconds(60));
   CrewRun r0 = node0.wait(seconds(60));
   EXPECT_EQ(r1.code, 7) << r1.output;
@@ -47,12 +50,14 @@ TEST(LaunchNodes, BothNodesRestartTogether) {
   TempDir dir;
   const std::string master = "127.0.0.1:" + std::to_string(free_port());
   // Node 1 fails in the first generation; node 0's worker would sleep forever there.
-  CrewProcess node0(dir, {"launch", "--nnodes", "2", "--rank", "0", "--master", master, "--nproc_per_node", "1",
-                          "--max_restart", "1", "--log_dir", dir.file("log0"), "/bin/sh", "-c",
-                          "echo gen=$CREW_RESTART_COUNT world=$CREW_WORLD_SIZE; [ $CREW_RESTART_COUNT = 1 ] || sleep 60"});
-  CrewProcess node1(dir, {"launch", "--nnodes", "2", "--rank", "1", "--master", master, "--nproc_per_node", "1",
-                          "--max_restart", "1", "--log_dir", dir.file("log1"), "/bin/sh", "-c",
-                          "echo gen=$CREW_RESTART_COUNT; [ $CREW_RESTART_COUNT = 1 ] || exit 9"});
+  CrewProcess node0(
+      dir, {"launch", "--token", kToken, "--nnodes", "2", "--rank", "0", "--master", master,
+            "--nproc_per_node", "1", "--max_restart", "1", "--log_dir", dir.file("log0"), "/bin/sh", "-c",
+            "echo gen=$CREW_RESTART_COUNT world=$CREW_WORLD_SIZE; [ $CREW_RESTART_COUNT = 1 ] || sleep 60"});
+  CrewProcess node1(
+      dir, {"launch", "--token", kToken, "--nnodes", "2", "--rank", "1", "--master", master,
+            "--nproc_per_node", "1", "--max_restart", "1", "--log_dir", dir.file("log1"), "/bin/sh", "-c",
+            "echo gen=$CREW_RESTART_COUNT; [ $CREW_RESTART_COUNT = 1 ] || exit 9"});
   CrewRun r1 = node1.wait(seconds(60));
   CrewRun r0 = node0.wait(seconds(60));
   EXPECT_EQ(r0.code, 0) << r0.output;

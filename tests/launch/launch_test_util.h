@@ -74,8 +74,8 @@ class CrewProcess {
     o.argv = {CREW_CLI_PATH};
     o.argv.insert(o.argv.end(), args.begin(), args.end());
     o.env = dist::current_environment();
-    for (const char* k : {"CREW_RANK", "CREW_WORLD_SIZE", "PADDLE_TRAINER_ID", "PADDLE_MASTER", "PADDLE_NNODES",
-                          "CUDA_VISIBLE_DEVICES"}) {
+    for (const char* k : {"CREW_RANK", "CREW_WORLD_SIZE", "PADDLE_TRAINER_ID", "PADDLE_MASTER",
+                          "PADDLE_NNODES", "CUDA_VISIBLE_DEVICES", "CREW_JOB_TOKEN", "CREW_LAUNCH_TOKEN"}) {
       dist::unset_env_entry(&o.env, k);
     }
     for (const auto& e : env) {
@@ -89,6 +89,7 @@ class CrewProcess {
     ::close(err);
   }
   pid_t pid() const { return child_.pid(); }
+  const std::string& stderr_path() const { return err_path_; }
   void signal(int sig) const { ::kill(child_.pid(), sig); }
 
   // Waits up to `timeout`; on timeout kills the launcher's group and fails the test.

@@ -84,6 +84,13 @@ Fd listen_on(const std::string& host, int port, int backlog, int* bound_port) {
              port != 0 ? " (is another job or store using this port? choose another --master port)" : "");
 }
 
+int resolve_host(const std::string& host, int port, std::string* error) {
+  AddrInfo ai;
+  int rc = resolve(host, port, false, &ai);
+  if (rc != 0) *error = gai_strerror(rc);
+  return rc;
+}
+
 Fd try_connect(const std::string& host, int port, std::chrono::milliseconds timeout, std::string* error) {
   AddrInfo ai;
   int rc = resolve(host, port, false, &ai);

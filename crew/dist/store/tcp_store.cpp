@@ -1,5 +1,7 @@
 #include "crew/dist/store/tcp_store.h"
 
+#include <netdb.h>
+
 #include <thread>
 
 #include "crew/core/check.h"
@@ -60,6 +62,12 @@ void TCPStore::connect() {
   double last_log = -1e9;
   int attempts = 0;
   std::string error;
+  // A name that does not resolve will not start resolving: fail now, naming it, rather than
+  // retrying until connect_timeout. A temporary DNS failure (EAI_AGAIN) is retried below.
+  if (int rc = net::resolve_host(host, port_, &error); rc != 0 && rc != EAI_AGAIN) {
+    CREW_THROW(StoreError, "TCPStore: cannot resolve the store host '", host, "' of ", address(), ": ", error,
+               ". Check the address (CREW_MASTER / --master, or MASTER_ADDR).");
+  }
   for (;;) {
     ++attempts;
     auto per_try = std::min(deadline.remaining(), std::chrono::milliseconds(std::chrono::seconds(5)));
@@ -147,7 +155,12 @@ void TCPStore::set(const std::string& key, const std::vector<uint8_t>& value) {
   std::lock_guard<std::mutex> lock(mu_);
   BodyWriter b;
   b.bytes(key).bytes(value);
-  request(static_cast<uint8_t>(StoreOp::SET), b.data(), "'" + key + "'");
+  Reply r = request(static_cast<uint8_t>(StoreOp::SET), b.data(), "'" + key + "'");
+  if (r.status != static_cast<uint8_t>(StoreStatus::OK)) {
+    BodyReader br(r.body.data(), r.body.size());
+    CREW_THROW(ValueError, "TCPStore set '", key, "' at ", address(), ": ",
+               br.str(options_.max_key_bytes + 1024));
+  }
 }
 
 std::vector<uint8_t> TCPStore::get(const std::string& key) {

@@ -8,7 +8,7 @@
 //
 // Requests (first a HELLO, whose reply must be OK before anything else):
 //   HELLO version:u32 token:bytes          -> OK | ERROR message
-//   SET key value                          -> OK
+//   SET key value                          -> OK | ERROR message  (value over the server's limit)
 //   GET timeout_ms:i64 key                 -> OK value | TIMEOUT            (waits for the key)
 //   ADD key delta:i64                      -> OK new_value:i64
 //   COMPARE_SET key expected desired       -> OK value_after
@@ -78,6 +78,7 @@ class BodyReader {
     return std::string(v.begin(), v.end());
   }
   bool done() const { return pos_ == size_; }
+  size_t remaining() const { return size_ - pos_; }
   size_t offset() const { return pos_; }
 
  private:

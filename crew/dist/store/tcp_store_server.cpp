@@ -1,6 +1,8 @@
 #include "crew/dist/store/tcp_store_server.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -34,7 +36,23 @@ struct Client {
   bool authenticated = false;
   bool closing = false;  // drop once `out` is flushed
   Clock::time_point accepted = Clock::now();
+  std::string peer;  // "address:port", for the log
 };
+
+std::string peer_name(const sockaddr_storage& a) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (a.ss_family == AF_INET) {
+    auto* in = reinterpret_cast<const sockaddr_in*>(&a);
+    ::inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+    port = ntohs(in->sin_port);
+  } else if (a.ss_family == AF_INET6) {
+    auto* in6 = reinterpret_cast<const sockaddr_in6*>(&a);
+    ::inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+    port = ntohs(in6->sin6_port);
+  }
+  return std::string(host) + ":" + std::to_string(port);
+}
 
 // A parked GET or WAIT.
 struct Waiter {
@@ -94,6 +112,14 @@ Clock::time_point deadline_after(int64_t timeout_ms) {
   return Clock::now() + std::chrono::milliseconds(std::clamp<int64_t>(timeout_ms, 0, kMaxMs));
 }
 
+// Compares every byte whatever the first difference, so timing does not leak the token.
+bool tokens_equal(const std::string& given, const std::string& expected) {
+  unsigned char diff = given.size() == expected.size() ? 0 : 1;
+  for (size_t i = 0; i < given.size(); ++i)
+    diff |= static_cast<unsigned char>(given[i] ^ expected[i % expected.size()]);
+  return diff == 0;
+}
+
 bool all_present(const std::map<std::string, std::vector<uint8_t>>& data,
                  const std::vector<std::string>& keys) {
   for (auto& k : keys)
@@ -106,7 +132,9 @@ bool all_present(const std::map<std::string, std::vector<uint8_t>>& data,
 void TCPStoreServer::run() {
   State& st = *state_;
   auto drop = [&](int fd, const std::string& why) {
-    CREW_LOG(WARNING) << "TCPStore server (port " << port_ << "): dropping client (fd " << fd << "): " << why;
+    auto it = st.clients.find(fd);
+    CREW_LOG(WARNING) << "TCPStore server (port " << port_ << "): dropping client "
+                      << (it != st.clients.end() ? it->second.peer : "?") << " (fd " << fd << "): " << why;
     ++dropped_;
     st.waiters.remove_if([fd](const Waiter& w) { return w.fd == fd; });
     st.clients.erase(fd);
@@ -153,10 +181,12 @@ void TCPStoreServer::run() {
         ++dropped_;
         return;
       }
-      if (!options_.job_token.empty() && token != options_.job_token) {
-        CREW_LOG(WARNING) << "TCPStore server (port " << port_ << "): refused a client with "
-                          << (token.empty() ? "no job token" : "a wrong job token");
-        reply.bytes("refused: this store requires the job's token (--token / CREW_JOB_TOKEN)");
+      if (!options_.job_token.empty() && !tokens_equal(token, options_.job_token)) {
+        const char* what = token.empty() ? "no job token" : "a wrong job token";
+        CREW_LOG(WARNING) << "TCPStore server (port " << port_ << "): refused client " << c.peer << " with "
+                          << what;
+        reply.bytes(std::string("refused: the client presented ") + what +
+                    "; this store requires the job's token (--token / CREW_JOB_TOKEN)");
         queue_reply(c, StoreStatus::ERROR, reply);
         c.closing = true;
         ++dropped_;
@@ -170,6 +200,17 @@ void TCPStoreServer::run() {
     switch (op) {
       case StoreOp::SET: {
         std::string key = r.str(kmax);
+        // An oversized value in a well-formed frame: refuse the op and keep the client (the
+        // stream is still in step), so a misconfigured client gets a reason, not a hang-up.
+        if (r.remaining() >= 4 && r.remaining() - 4 > options_.max_value_bytes) {
+          const std::string why = "value of " + std::to_string(r.remaining() - 4) +
+                                  " bytes is over this store's limit of " +
+                                  std::to_string(options_.max_value_bytes) + " bytes";
+          CREW_LOG(WARNING) << "TCPStore server (port " << port_ << "): refused set '" << key << "': " << why;
+          reply.bytes("refused: " + why);
+          queue_reply(c, StoreStatus::ERROR, reply);
+          return;
+        }
         st.data[key] = r.bytes(options_.max_value_bytes);
         queue_reply(c, StoreStatus::OK, reply);
         wake_waiters();
@@ -307,7 +348,10 @@ void TCPStoreServer::run() {
       drop(fd, "no handshake within " + std::to_string(options_.hello_timeout.count()) + " ms");
     if (fds[0].revents & POLLIN) {
       for (;;) {
-        int cfd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        sockaddr_storage peer{};
+        socklen_t peer_len = sizeof(peer);
+        int cfd = ::accept4(listen_fd_.get(), reinterpret_cast<sockaddr*>(&peer), &peer_len,
+                            SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (cfd < 0) break;
         if (st.clients.size() >= options_.max_clients) {
           CREW_LOG(WARNING) << "TCPStore server (port " << port_ << "): refused a connection: already "
@@ -318,6 +362,7 @@ void TCPStoreServer::run() {
         }
         net::set_nodelay(cfd);
         st.clients[cfd].fd.reset(cfd);
+        st.clients[cfd].peer = peer_name(peer);
       }
     }
     for (size_t i = 2; i < fds.size(); ++i) {
