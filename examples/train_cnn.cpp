@@ -380,18 +380,38 @@ int run(const TrainOptions& o) {
     if (stop) std::cout << " (stopped by --max-steps after " << steps_this_run << " steps)";
     std::cout << std::endl;
   }
-  if (o.profile && chief && prof.steps > 0) {
+  if (o.profile && prof.steps > 0) {
     const double comm = dp && dp->reducer() ? dp->reducer()->total_comm_wait_seconds() : 0.0;
     const double total = prof.step + prof.data_wait;
     const double compute = prof.step - comm;
     auto ms = [&](double s) { return 1000.0 * s / static_cast<double>(prof.steps); };
-    char line[300];
-    std::snprintf(line, sizeof line,
-                  "profile (rank 0, %lld steps): step %.2f ms = compute %.2f ms (%.1f%%) + gradient communication "
-                  "wait %.2f ms (%.1f%%) + data wait %.2f ms (%.1f%%)",
-                  static_cast<long long>(prof.steps), ms(total), ms(compute), 100 * compute / total, ms(comm),
-                  100 * comm / total, ms(prof.data_wait), 100 * prof.data_wait / total);
-    std::cout << line << std::endl;
+    // Every rank's split, so that a rank that computes slower (and makes the others wait in
+    // the all_reduce) shows up by number.
+    std::vector<crew::Tensor> per_rank;
+    if (world > 1) {
+      auto mine = crew::Tensor::from_vector(std::vector<float>{static_cast<float>(ms(compute)),
+                                                               static_cast<float>(ms(comm)),
+                                                               static_cast<float>(ms(prof.data_wait))});
+      crew::dist::all_gather(per_rank, mine);
+    }
+    if (chief) {
+      char line[300];
+      std::snprintf(line, sizeof line,
+                    "profile (rank 0, %lld steps): step %.2f ms = compute %.2f ms (%.1f%%) + gradient communication "
+                    "wait %.2f ms (%.1f%%) + data wait %.2f ms (%.1f%%)",
+                    static_cast<long long>(prof.steps), ms(total), ms(compute), 100 * compute / total, ms(comm),
+                    100 * comm / total, ms(prof.data_wait), 100 * prof.data_wait / total);
+      std::cout << line << std::endl;
+      if (!per_rank.empty()) {
+        std::cout << "profile per rank (compute / communication wait / data wait, ms per step):";
+        for (size_t r = 0; r < per_rank.size(); ++r) {
+          const float* v = per_rank[r].data<float>();
+          std::snprintf(line, sizeof line, "%s rank %zu %.2f / %.2f / %.2f", r ? "," : "", r, v[0], v[1], v[2]);
+          std::cout << line;
+        }
+        std::cout << std::endl;
+      }
+    }
   }
   if (o.compare_single) {
     // Rank 0 measures one process on its own share of the machine while the others wait.

@@ -24,7 +24,7 @@ if(TARGET crew_cli)
             --compare-single --compare-steps 10 --profile)
   set_tests_properties(smoke.train_cnn_launch PROPERTIES
     TIMEOUT 180 LABELS "smoke;distributed"
-    PASS_REGULAR_EXPRESSION "train_cnn: fashion-mnist, 2 ranks.*epoch: 0, batch_id: 10, loss is: \\[[0-9.e+-]+\\].*epoch 0: test accuracy [01]\\.[0-9]+ \\(200 images\\).*profile \\(rank 0, 20 steps\\): step [0-9.]+ ms = compute.*gradient communication wait.*data wait.*speed-up: 2 ranks [0-9]+ images/s vs 1 process [0-9]+ images/s.*Pod completed.*Exit code 0")
+    PASS_REGULAR_EXPRESSION "train_cnn: fashion-mnist, 2 ranks.*epoch: 0, batch_id: 10, loss is: \\[[0-9.e+-]+\\].*epoch 0: test accuracy [01]\\.[0-9]+ \\(200 images\\).*profile \\(rank 0, 20 steps\\): step [0-9.]+ ms = compute.*gradient communication wait.*data wait.*profile per rank \\(compute / communication wait / data wait, ms per step\\): rank 0 [0-9.]+ / [0-9.]+ / [0-9.]+, rank 1 [0-9.]+.*speed-up: 2 ranks [0-9]+ images/s vs 1 process [0-9]+ images/s.*Pod completed.*Exit code 0")
 endif()
 
 # --checkpoint-dir: a run stopped by --max-steps, then a second one resuming mid-epoch from its
