@@ -23,8 +23,10 @@ std::string host_id() {
   return str_cat(name, "/", boot_id);
 }
 
-std::vector<std::string> exchange_host_ids(Store& store, int rank, int size, std::chrono::milliseconds timeout) {
-  CREW_CHECK(size >= 1 && rank >= 0 && rank < size, "exchange_host_ids: rank ", rank, " is not in [0, ", size, ")");
+std::vector<std::string> exchange_host_ids(Store& store, int rank, int size,
+                                           std::chrono::milliseconds timeout) {
+  CREW_CHECK(size >= 1 && rank >= 0 && rank < size, "exchange_host_ids: rank ", rank, " is not in [0, ", size,
+             ")");
   store.set(str_cat("host/", rank), host_id());
   std::vector<std::string> keys;
   for (int r = 0; r < size; ++r) keys.push_back(str_cat("host/", r));

@@ -21,7 +21,8 @@ std::string host_id();
 
 // Publishes host_id() under "host/<rank>" of `store` and waits (up to `timeout`) for every
 // rank's; returns them indexed by rank.
-std::vector<std::string> exchange_host_ids(Store& store, int rank, int size, std::chrono::milliseconds timeout);
+std::vector<std::string> exchange_host_ids(Store& store, int rank, int size,
+                                           std::chrono::milliseconds timeout);
 
 class HostLayout {
  public:

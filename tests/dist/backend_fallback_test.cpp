@@ -29,7 +29,8 @@ namespace {
   } while (0)
 
 // Forks `world` ranks of one job against a store served here; CREW_BACKEND=backend.
-std::vector<testing::RankResult> run_job(int world, const std::string& backend, const std::function<void(int)>& fn) {
+std::vector<testing::RankResult> run_job(int world, const std::string& backend,
+                                         const std::function<void(int)>& fn) {
   TCPStoreOptions so;
   so.is_server = true;
   so.port = 0;
@@ -42,7 +43,8 @@ std::vector<testing::RankResult> run_job(int world, const std::string& backend, 
             {"CREW_STORE_HOSTED", "1"},
             {"CREW_BACKEND", backend},
             {"CREW_JOB_ID", "fallback" + std::to_string(::getpid())}};
-  return testing::run_ranks(world, [&](int rank, int) { fn(rank); }, ro);
+  return testing::run_ranks(
+      world, [&](int rank, int) { fn(rank); }, ro);
 }
 
 // Sends this process's stderr to a file; text() reads what was written so far.
@@ -117,11 +119,13 @@ TEST(ShmFallbackFault, OneRankThatCannotMapFailsEveryRankAlike) {
     if (rank == 1) shm.max_bytes = 4096;
     std::shared_ptr<Store> borrowed(&store, [](Store*) {});
     try {
-      create_shm_process_group(borrowed, rank, 2, ProcessGroupOptions{std::chrono::seconds(30), "default"}, shm);
+      create_shm_process_group(borrowed, rank, 2, ProcessGroupOptions{std::chrono::seconds(30), "default"},
+                               shm);
     } catch (const BackendUnavailableError& e) {
       const std::string msg = e.what();
-      for (const std::string& part : std::vector<std::string>{"shm rendezvous (rank " + std::to_string(rank), "rank 1 could not map",
-                                     "need " + std::to_string(need) + " bytes", "4096 available"}) {
+      for (const std::string& part :
+           std::vector<std::string>{"shm rendezvous (rank " + std::to_string(rank), "rank 1 could not map",
+                                    "need " + std::to_string(need) + " bytes", "4096 available"}) {
         SHM_REQUIRE(msg.find(part) != std::string::npos, "'", msg, "' lacks '", part, "'");
       }
       return;
@@ -186,7 +190,8 @@ TEST(ShmFallbackFault, AutoHierFallsBackToGlooWhenOneHostLacksSharedMemory) {
       init_parallel_env();
     } catch (const BackendUnavailableError& e) {
       const std::string msg = e.what();
-      CHILD_EXPECT(msg.find("host 1 (rank 2) could not set up its shared-memory group") != std::string::npos, msg);
+      CHILD_EXPECT(msg.find("host 1 (rank 2) could not set up its shared-memory group") != std::string::npos,
+                   msg);
       CHILD_EXPECT(msg.find("rank 1 could not map") != std::string::npos, msg);
       return;
     }

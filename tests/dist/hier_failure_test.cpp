@@ -16,38 +16,42 @@ namespace {
 
 using testing::shm::run_ranks;
 
-std::shared_ptr<ProcessGroup> make_hier(Store& store, int rank, int world, std::chrono::milliseconds timeout) {
+std::shared_ptr<ProcessGroup> make_hier(Store& store, int rank, int world,
+                                        std::chrono::milliseconds timeout) {
   ::setenv("CREW_HOST_ID", ("simhost" + std::to_string(rank / 2)).c_str(), 1);
   std::shared_ptr<Store> borrowed(&store, [](Store*) {});
   return create_hier_process_group(borrowed, rank, world, ProcessGroupOptions{timeout, "default"});
 }
 
 void run_killing(int victim) {
-  auto results = run_ranks(4, [victim](int rank, Store& store) {
-    auto pg = make_hier(store, rank, 4, std::chrono::seconds(120));
-    Tensor t = Tensor::ones({5000});
-    pg->all_reduce(t, ReduceOp::SUM)->wait();
-    SHM_REQUIRE(t.to_vector<float>()[4999] == 4.0f);
-    if (rank == victim) ::raise(SIGKILL);
-    for (int i = 0; i < 2; ++i) {
-      Tensor u = Tensor::ones({5000});
-      try {
-        pg->all_reduce(u, ReduceOp::SUM)->wait();
-      } catch (const CommError& e) {
-        const std::string msg = e.what();
-        SHM_REQUIRE(msg.find("all_reduce (rank " + std::to_string(rank)) != std::string::npos, msg);
-        if (i == 1) SHM_REQUIRE(msg.find("unusable after an earlier failure") != std::string::npos, msg);
-        continue;
-      }
-      SHM_REQUIRE(false, "all_reduce after rank ", victim, " died did not fail");
-    }
-  }, std::chrono::seconds(90));  // well under the 120 s group timeout: a wait for it fails the test
+  auto results = run_ranks(
+      4,
+      [victim](int rank, Store& store) {
+        auto pg = make_hier(store, rank, 4, std::chrono::seconds(120));
+        Tensor t = Tensor::ones({5000});
+        pg->all_reduce(t, ReduceOp::SUM)->wait();
+        SHM_REQUIRE(t.to_vector<float>()[4999] == 4.0f);
+        if (rank == victim) ::raise(SIGKILL);
+        for (int i = 0; i < 2; ++i) {
+          Tensor u = Tensor::ones({5000});
+          try {
+            pg->all_reduce(u, ReduceOp::SUM)->wait();
+          } catch (const CommError& e) {
+            const std::string msg = e.what();
+            SHM_REQUIRE(msg.find("all_reduce (rank " + std::to_string(rank)) != std::string::npos, msg);
+            if (i == 1) SHM_REQUIRE(msg.find("unusable after an earlier failure") != std::string::npos, msg);
+            continue;
+          }
+          SHM_REQUIRE(false, "all_reduce after rank ", victim, " died did not fail");
+        }
+      },
+      std::chrono::seconds(90));  // well under the 120 s group timeout: a wait for it fails the test
   for (int r = 0; r < 4; ++r) {
     if (r == victim) {
       EXPECT_EQ(results[r].signal, SIGKILL);
     } else {
-      EXPECT_TRUE(results[r].ok()) << "rank " << r << " (victim " << victim << "): exit " << results[r].exit_code
-                                   << (results[r].timed_out ? ", timed out" : "");
+      EXPECT_TRUE(results[r].ok()) << "rank " << r << " (victim " << victim << "): exit "
+                                   << results[r].exit_code << (results[r].timed_out ? ", timed out" : "");
     }
   }
 }

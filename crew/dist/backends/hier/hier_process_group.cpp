@@ -36,23 +36,26 @@ class HierProcessGroup final : public ProcessGroup {
     try {
       intra_ = local.size() == 1
                    ? create_self_process_group(sub_options("intra"))
-                   : create_shm_process_group(std::make_shared<PrefixStore>(str_cat("intra/", host, "/"), store),
-                                              layout_.local_rank(rank_), static_cast<int>(local.size()),
-                                              sub_options("intra"));
+                   : create_shm_process_group(
+                         std::make_shared<PrefixStore>(str_cat("intra/", host, "/"), store),
+                         layout_.local_rank(rank_), static_cast<int>(local.size()), sub_options("intra"));
     } catch (const BackendUnavailableError& e) {
       vote = std::string(kVoteNoSpace) + e.what();
     } catch (const CommError& e) {
       vote = std::string(kVoteError) + e.what();
     }
     agree(*store, vote);
-    // 2. The leaders' Gloo group, then everyone's (the leaders all finish step 2a first).
+    // 2. The leaders' Gloo group, then everyone's. The first needs only leaders, so no rank
+    //    waits in `all` for a leader that waits in `leaders` for it.
     if (layout_.num_hosts() > 1 && layout_.leader_of(host) == rank_) {
       leaders_ = create_gloo_process_group(std::make_shared<PrefixStore>("leaders/", store), host,
                                            layout_.num_hosts(), sub_options("leaders"));
     }
-    all_ = create_gloo_process_group(std::make_shared<PrefixStore>("all/", store), rank_, size_, sub_options("all"));
+    all_ = create_gloo_process_group(std::make_shared<PrefixStore>("all/", store), rank_, size_,
+                                     sub_options("all"));
     // Each of an all_reduce's three phases may take the whole timeout.
-    queue_ = std::make_unique<WorkQueue>(options_.group_name, rank_, 3 * options_.timeout + std::chrono::seconds(2));
+    queue_ = std::make_unique<WorkQueue>(options_.group_name, rank_,
+                                         3 * options_.timeout + std::chrono::seconds(2));
   }
 
   ~HierProcessGroup() override { queue_.reset(); }  // the running op finishes before the sub-groups go
@@ -93,7 +96,8 @@ class HierProcessGroup final : public ProcessGroup {
     detail::check_tensor(*this, "all_gather", input, "input");
     detail::check_list(*this, "all_gather", outputs, input, "output");
     std::vector<Tensor> outs = outputs;
-    return delegate("all_gather", [outs, input](ProcessGroup& g) mutable { return g.all_gather(outs, input); });
+    return delegate("all_gather",
+                    [outs, input](ProcessGroup& g) mutable { return g.all_gather(outs, input); });
   }
 
   std::shared_ptr<Work> gather(std::vector<Tensor>& outputs, const Tensor& input, int root) override {
@@ -101,7 +105,8 @@ class HierProcessGroup final : public ProcessGroup {
     detail::check_peer(*this, "gather", root, "root");
     if (rank_ == root) detail::check_list(*this, "gather", outputs, input, "output");
     std::vector<Tensor> outs = outputs;
-    return delegate("gather", [outs, input, root](ProcessGroup& g) mutable { return g.gather(outs, input, root); });
+    return delegate("gather",
+                    [outs, input, root](ProcessGroup& g) mutable { return g.gather(outs, input, root); });
   }
 
   std::shared_ptr<Work> scatter(Tensor& output, const std::vector<Tensor>& inputs, int root) override {
@@ -109,10 +114,12 @@ class HierProcessGroup final : public ProcessGroup {
     detail::check_peer(*this, "scatter", root, "root");
     if (rank_ == root) detail::check_list(*this, "scatter", inputs, output, "input");
     Tensor out = output;
-    return delegate("scatter", [out, inputs, root](ProcessGroup& g) mutable { return g.scatter(out, inputs, root); });
+    return delegate("scatter",
+                    [out, inputs, root](ProcessGroup& g) mutable { return g.scatter(out, inputs, root); });
   }
 
-  std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override {
+  std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs,
+                                       ReduceOp op) override {
     detail::check_tensor(*this, "reduce_scatter", output, "output");
     detail::check_list(*this, "reduce_scatter", inputs, output, "input");
     Tensor out = output;
@@ -121,8 +128,8 @@ class HierProcessGroup final : public ProcessGroup {
   }
 
   std::shared_ptr<Work> alltoall(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs) override {
-    CREW_CHECK(!inputs.empty(), "alltoall (rank ", rank_, ", group ", options_.group_name, "): expected ", size_,
-               " input tensors, got 0");
+    CREW_CHECK(!inputs.empty(), "alltoall (rank ", rank_, ", group ", options_.group_name, "): expected ",
+               size_, " input tensors, got 0");
     detail::check_list(*this, "alltoall", inputs, inputs[0], "input");
     detail::check_list(*this, "alltoall", outputs, inputs[0], "output");
     std::vector<Tensor> outs = outputs;
@@ -170,8 +177,8 @@ class HierProcessGroup final : public ProcessGroup {
       intra_.reset();
       const bool no_space = v.rfind(kVoteNoSpace, 0) == 0;
       const std::string what =
-          str_cat("hier rendezvous (rank ", rank_, ", group ", options_.group_name, "): host ", layout_.host_of(r),
-                  " (rank ", r, ") could not set up its shared-memory group: ",
+          str_cat("hier rendezvous (rank ", rank_, ", group ", options_.group_name, "): host ",
+                  layout_.host_of(r), " (rank ", r, ") could not set up its shared-memory group: ",
                   v.substr(std::string(no_space ? kVoteNoSpace : kVoteError).size()));
       if (no_space) CREW_THROW(dist::BackendUnavailableError, what);
       CREW_THROW(CommError, what);
@@ -191,7 +198,8 @@ class HierProcessGroup final : public ProcessGroup {
   // peers a closed connection) and rethrows under this op's name.
   template <typename Start>
   void phase(const OpInfo& info, const char* what, const std::string& sub_group, Start start) {
-    if (!intra_ || !all_) CREW_THROW(CommError, info.describe(), ": the group was torn down by an earlier failure");
+    if (!intra_ || !all_)
+      CREW_THROW(CommError, info.describe(), ": the group was torn down by an earlier failure");
     try {
       start()->wait();
     } catch (const TimeoutError& e) {
@@ -211,7 +219,10 @@ class HierProcessGroup final : public ProcessGroup {
 
   static std::string join(const std::vector<int>& ranks) {
     std::string out;
-    for (int r : ranks) out += (out.empty() ? "" : ",") + std::to_string(r);
+    for (int r : ranks) {
+      if (!out.empty()) out += ',';
+      out += std::to_string(r);
+    }
     return out;
   }
 
@@ -226,8 +237,8 @@ class HierProcessGroup final : public ProcessGroup {
 
 }  // namespace
 
-std::shared_ptr<ProcessGroup> create_hier_process_group(const std::shared_ptr<Store>& store, int rank, int size,
-                                                        const ProcessGroupOptions& options) {
+std::shared_ptr<ProcessGroup> create_hier_process_group(const std::shared_ptr<Store>& store, int rank,
+                                                        int size, const ProcessGroupOptions& options) {
   CREW_CHECK(store != nullptr, "create_hier_process_group (rank ", rank, "): store is null");
   CREW_CHECK(size >= 1 && rank >= 0 && rank < size, "create_hier_process_group (group ", options.group_name,
              "): rank ", rank, " is not in [0, ", size, ")");

@@ -27,8 +27,8 @@ namespace crew::dist {
 // Creates this rank's hierarchical group. Throws BackendUnavailableError on every rank when
 // some host could not set up its shared memory (the ranks agree through the store first),
 // CommError / TimeoutError when a sub-group's rendezvous fails.
-std::shared_ptr<ProcessGroup> create_hier_process_group(const std::shared_ptr<Store>& store, int rank, int size,
-                                                        const ProcessGroupOptions& options);
+std::shared_ptr<ProcessGroup> create_hier_process_group(const std::shared_ptr<Store>& store, int rank,
+                                                        int size, const ProcessGroupOptions& options);
 
 // Registers create_hier_process_group as backend "hier".
 void register_hier_backend();
