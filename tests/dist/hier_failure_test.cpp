@@ -58,6 +58,46 @@ void run_killing(int victim) {
 
 TEST(HierFault, KilledNonLeaderFailsEveryRank) { run_killing(3); }
 
+// A rank that is alive but never joins the all_reduce: the rank waiting on it directly (rank
+// 2, in the intra-host reduce) times out after the group timeout (3 s); the others fail too,
+// either through its teardown (CommError) or by their own phase's timeout, whichever comes
+// first; nobody hangs.
+TEST(HierFault, MissingRankFailsEveryRankWithinTheTimeout) {
+  auto results = run_ranks(
+      4,
+      [](int rank, Store& store) {
+        auto pg = make_hier(store, rank, 4, std::chrono::milliseconds(3000));
+        pg->barrier()->wait();
+        if (rank == 3) {
+          store.wait({"failed/0", "failed/1", "failed/2"}, std::chrono::seconds(60));
+          return;
+        }
+        Tensor t = Tensor::ones({100});
+        std::string error;
+        bool timed_out = false;
+        try {
+          pg->all_reduce(t, ReduceOp::SUM)->wait();
+        } catch (const TimeoutError& e) {
+          error = e.what();
+          timed_out = true;
+        } catch (const CommError& e) {
+          error = e.what();
+        }
+        store.set("failed/" + std::to_string(rank), error);  // first, so rank 3 never waits long
+        SHM_REQUIRE(!error.empty(), "all_reduce without rank 3 did not fail");
+        SHM_REQUIRE(error.find("all_reduce (rank " + std::to_string(rank)) != std::string::npos, error);
+        if (rank == 2) {
+          SHM_REQUIRE(timed_out && error.find("intra-host reduce") != std::string::npos, error);
+          SHM_REQUIRE(error.find("timed out after 3000 ms waiting for rank 1") != std::string::npos, error);
+        }
+      },
+      std::chrono::seconds(60));
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_TRUE(results[r].ok()) << "rank " << r << ": exit " << results[r].exit_code
+                                 << (results[r].timed_out ? ", timed out" : "");
+  }
+}
+
 TEST(HierFault, KilledLeaderFailsEveryRank) { run_killing(0); }
 
 }  // namespace
