@@ -132,7 +132,8 @@ TEST(HostLayout, CrewHostIdOverridesTheHostName) {
 }
 
 // Every dtype, op and size through 2 x 2; 4 KiB shm buffers make 1023 and 9001 elements run
-// the chunked shm paths (several chunks, a partial one).
+// the chunked shm paths (several chunks, a partial one). 70001 and 70002 elements (at least
+// 64 KiB in every dtype) take the split schedule, with and without padding to 2 slices.
 TEST(HierCollectives, AllReduceEveryDtypeOpAndSizeOnTwoHostsOfTwo) {
   auto results = run_ranks(
       4,
@@ -144,7 +145,7 @@ TEST(HierCollectives, AllReduceEveryDtypeOpAndSizeOnTwoHostsOfTwo) {
         SHM_REQUIRE(pg->backend_name() == "hier" && pg->rank() == rank && pg->size() == 4);
         for (DType dtype : kDTypes) {
           for (ReduceOp op : kOps) {
-            for (int64_t n : {0, 1, 7, 1023, 9001}) check_all_reduce(*pg, dtype, op, n);
+            for (int64_t n : {0, 1, 7, 1023, 9001, 70001, 70002}) check_all_reduce(*pg, dtype, op, n);
           }
         }
       },
@@ -152,15 +153,22 @@ TEST(HierCollectives, AllReduceEveryDtypeOpAndSizeOnTwoHostsOfTwo) {
   expect_all_ok(results);
 }
 
-// 4 MiB of float32 with the default 1 MiB shm buffers; and uneven hosts (3 + 1 ranks, the
-// lone host's shm step is a group of one) still give exact results.
+// 4 MiB of float32 with the default 1 MiB shm buffers (odd and even counts, a 2-D tensor);
+// uneven hosts (3 + 1 ranks: leader schedule only, the lone host's shm step is a group of
+// one); and 2 hosts x 3 ranks (split into 3 slices, padded or not).
 TEST(HierCollectives, LargeAllReduceAndUnevenHosts) {
   auto results = run_ranks(
       4,
       [](int rank, Store& store) {
         simulate_hosts(rank, 2);
         auto pg = make_hier(store, rank, 4);
-        for (ReduceOp op : kOps) check_all_reduce(*pg, DType::FLOAT32, op, (int64_t{1} << 20) + 5);
+        for (ReduceOp op : kOps) {
+          check_all_reduce(*pg, DType::FLOAT32, op, (int64_t{1} << 20) + 5);
+          check_all_reduce(*pg, DType::FLOAT32, op, int64_t{1} << 20);
+        }
+        Tensor grid = rank_tensor<float>(rank, 1 << 20).view({1024, 1024});
+        pg->all_reduce(grid, ReduceOp::SUM)->wait();
+        require_equal(grid, expected_reduction<float>(4, 1 << 20, ReduceOp::SUM), "2-D all_reduce");
       },
       std::chrono::seconds(120));
   expect_all_ok(results);
@@ -169,9 +177,23 @@ TEST(HierCollectives, LargeAllReduceAndUnevenHosts) {
       [](int rank, Store& store) {
         simulate_hosts(rank, 3);
         auto pg = make_hier(store, rank, 4);
-        for (ReduceOp op : kOps) check_all_reduce(*pg, DType::INT64, op, 1001);
+        for (ReduceOp op : kOps) {
+          check_all_reduce(*pg, DType::INT64, op, 1001);
+          check_all_reduce(*pg, DType::INT64, op, 30001);
+        }
       },
       std::chrono::seconds(60));
+  expect_all_ok(results);
+  results = run_ranks(
+      6,
+      [](int rank, Store& store) {
+        simulate_hosts(rank, 3);
+        auto pg = make_hier(store, rank, 6);
+        for (ReduceOp op : kOps) {
+          for (int64_t n : {5, 70001, 90000}) check_all_reduce(*pg, DType::FLOAT32, op, n);
+        }
+      },
+      std::chrono::seconds(90));
   expect_all_ok(results);
 }
 

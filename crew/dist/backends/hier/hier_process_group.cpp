@@ -5,8 +5,8 @@
 #include "crew/core/check.h"
 #include "crew/dist/backend_unavailable.h"
 #include "crew/dist/backends/gloo/process_group_gloo.h"
+#include "crew/dist/backends/hier/hier_all_reduce.h"
 #include "crew/dist/backends/shm/shm_process_group.h"
-#include "crew/dist/backends/shm/shm_reduce.h"
 #include "crew/dist/host_layout.h"
 #include "crew/dist/store/prefix_store.h"
 #include "crew/dist/work_queue.h"
@@ -26,31 +26,44 @@ class HierProcessGroup final : public ProcessGroup {
         layout_(HostLayout::from_ids(exchange_host_ids(*store, rank, size, options_.timeout))) {
     const int host = layout_.host_of(rank_);
     const auto& local = layout_.ranks_on(host);
+    const int local_rank = layout_.local_rank(rank_);
+    bool uniform = true;
+    for (int h = 0; h < layout_.num_hosts(); ++h)
+      uniform = uniform && layout_.ranks_on(h).size() == local.size();
+    // The ranks of this local rank on every host (for local rank 0: the leaders). Only the
+    // leaders' exists when the hosts run different numbers of ranks.
+    const bool has_inter = layout_.num_hosts() > 1 && (uniform || local_rank == 0);
+    std::vector<int> peers;
+    for (int h = 0; h < layout_.num_hosts(); ++h)
+      peers.push_back(layout_.ranks_on(h)[has_inter ? local_rank : 0]);
     // Sub-group errors name sub-group ranks; these say which group ranks they are.
-    intra_ranks_ = str_cat("host ", host, "'s sub-group, whose ranks 0.. are group ranks ", join(local));
-    std::vector<int> leaders;
-    for (int h = 0; h < layout_.num_hosts(); ++h) leaders.push_back(layout_.leader_of(h));
-    leader_ranks_ = str_cat("leaders' sub-group, whose ranks 0.. are group ranks ", join(leaders));
+    groups_.intra_name =
+        str_cat("host ", host, "'s sub-group, whose ranks 0.. are group ranks ", join(local));
+    groups_.inter_name = str_cat("local rank ", local_rank,
+                                 "'s sub-group across hosts, whose ranks 0.. are group ranks ", join(peers));
+    groups_.split_ok = uniform && local.size() > 1;
     // 1. This host's shared memory; every rank of the group learns whether every host has it.
     std::string vote = kVoteOk;
     try {
-      intra_ = local.size() == 1
-                   ? create_self_process_group(sub_options("intra"))
-                   : create_shm_process_group(
-                         std::make_shared<PrefixStore>(str_cat("intra/", host, "/"), store),
-                         layout_.local_rank(rank_), static_cast<int>(local.size()), sub_options("intra"));
+      intra_ = local.size() == 1 ? create_self_process_group(sub_options("intra"))
+                                 : create_shm_process_group(
+                                       std::make_shared<PrefixStore>(str_cat("intra/", host, "/"), store),
+                                       local_rank, static_cast<int>(local.size()), sub_options("intra"));
     } catch (const BackendUnavailableError& e) {
       vote = std::string(kVoteNoSpace) + e.what();
     } catch (const CommError& e) {
       vote = std::string(kVoteError) + e.what();
     }
     agree(*store, vote);
-    // 2. The leaders' Gloo group, then everyone's. The first needs only leaders, so no rank
-    //    waits in `all` for a leader that waits in `leaders` for it.
-    if (layout_.num_hosts() > 1 && layout_.leader_of(host) == rank_) {
-      leaders_ = create_gloo_process_group(std::make_shared<PrefixStore>("leaders/", store), host,
-                                           layout_.num_hosts(), sub_options("leaders"));
+    // 2. The Gloo group of this local rank across hosts, then everyone's. The first needs
+    //    only ranks of one local rank, so no rank waits in `all` for one still in `inter`.
+    if (has_inter) {
+      inter_ =
+          create_gloo_process_group(std::make_shared<PrefixStore>(str_cat("inter/", local_rank, "/"), store),
+                                    host, layout_.num_hosts(), sub_options(str_cat("inter", local_rank)));
     }
+    groups_.intra = intra_.get();
+    groups_.inter = inter_.get();
     all_ = create_gloo_process_group(std::make_shared<PrefixStore>("all/", store), rank_, size_,
                                      sub_options("all"));
     // Each of an all_reduce's three phases may take the whole timeout.
@@ -66,15 +79,11 @@ class HierProcessGroup final : public ProcessGroup {
     detail::check_tensor(*this, "all_reduce", tensor, "tensor");
     Tensor t = tensor;
     return queue_->submit("all_reduce", [this, t, op](const OpInfo& info) mutable {
-      // Partial results are combined again at the next level, so AVG runs as SUM throughout
-      // and divides once at the end (by the whole group's size).
-      const ReduceOp step = op == ReduceOp::AVG ? ReduceOp::SUM : op;
-      phase(info, "intra-host reduce", intra_ranks_, [&] { return intra_->reduce(t, 0, step); });
-      if (leaders_) {
-        phase(info, "inter-host all_reduce", leader_ranks_, [&] { return leaders_->all_reduce(t, step); });
-      }
-      phase(info, "intra-host broadcast", intra_ranks_, [&] { return intra_->broadcast(t, 0); });
-      if (op == ReduceOp::AVG) detail::finish_avg(t.raw_data(), t.numel(), t.dtype(), size_);
+      check_usable(info);
+      detail::hier_all_reduce(
+          t, op, size_, groups_,
+          [&](const char* what, const std::string& sub_group,
+              const std::function<std::shared_ptr<Work>()>& start) { phase(info, what, sub_group, start); });
     });
   }
 
@@ -154,7 +163,7 @@ class HierProcessGroup final : public ProcessGroup {
   }
 
  private:
-  ProcessGroupOptions sub_options(const char* part) const {
+  ProcessGroupOptions sub_options(const std::string& part) const {
     return ProcessGroupOptions{options_.timeout, str_cat(options_.group_name, ".", part)};
   }
 
@@ -198,8 +207,7 @@ class HierProcessGroup final : public ProcessGroup {
   // peers a closed connection) and rethrows under this op's name.
   template <typename Start>
   void phase(const OpInfo& info, const char* what, const std::string& sub_group, Start start) {
-    if (!intra_ || !all_)
-      CREW_THROW(CommError, info.describe(), ": the group was torn down by an earlier failure");
+    check_usable(info);
     try {
       start()->wait();
     } catch (const TimeoutError& e) {
@@ -211,9 +219,16 @@ class HierProcessGroup final : public ProcessGroup {
     }
   }
 
+  void check_usable(const OpInfo& info) const {
+    if (!intra_ || !all_) {
+      CREW_THROW(CommError, info.describe(), ": the group was torn down by an earlier failure");
+    }
+  }
+
   void tear_down() {
+    groups_.intra = groups_.inter = nullptr;  // the names stay: a failing phase still reports them
     intra_.reset();
-    leaders_.reset();
+    inter_.reset();
     all_.reset();
   }
 
@@ -227,10 +242,9 @@ class HierProcessGroup final : public ProcessGroup {
   }
 
   HostLayout layout_;
-  std::string intra_ranks_;
-  std::string leader_ranks_;
+  detail::HierSubGroups groups_;  // borrows intra_ and inter_
   std::shared_ptr<ProcessGroup> intra_;
-  std::shared_ptr<ProcessGroup> leaders_;
+  std::shared_ptr<ProcessGroup> inter_;
   std::shared_ptr<ProcessGroup> all_;
   std::unique_ptr<WorkQueue> queue_;
 };
