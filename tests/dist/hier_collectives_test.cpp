@@ -180,6 +180,7 @@ TEST(HierCollectives, LargeAllReduceAndUnevenHosts) {
         for (ReduceOp op : kOps) {
           check_all_reduce(*pg, DType::INT64, op, 1001);
           check_all_reduce(*pg, DType::INT64, op, 30001);
+          check_all_reduce(*pg, DType::FLOAT32, op, (int64_t{1} << 20) + 3);  // chunked shm steps
         }
       },
       std::chrono::seconds(60));
@@ -188,6 +189,8 @@ TEST(HierCollectives, LargeAllReduceAndUnevenHosts) {
       6,
       [](int rank, Store& store) {
         simulate_hosts(rank, 3);
+        ::setenv("CREW_HIER_SPLIT_BYTES", "1000",
+                 1);  // the same on every rank: 5 floats stay on the leader schedule
         auto pg = make_hier(store, rank, 6);
         for (ReduceOp op : kOps) {
           for (int64_t n : {5, 70001, 90000}) check_all_reduce(*pg, DType::FLOAT32, op, n);

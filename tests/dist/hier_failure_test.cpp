@@ -51,7 +51,8 @@ void run_killing(int victim) {
       EXPECT_EQ(results[r].signal, SIGKILL);
     } else {
       EXPECT_TRUE(results[r].ok()) << "rank " << r << " (victim " << victim << "): exit "
-                                   << results[r].exit_code << (results[r].timed_out ? ", timed out" : "");
+                                   << results[r].exit_code << ", signal " << results[r].signal
+                                   << (results[r].timed_out ? ", timed out" : "");
     }
   }
 }

@@ -39,7 +39,7 @@ void hier_all_reduce(Tensor& tensor, ReduceOp op, int group_size, const HierSubG
   // Partial results are combined again at the next level, so AVG runs as SUM throughout and
   // divides once at the end (by the whole group's size).
   const ReduceOp step = op == ReduceOp::AVG ? ReduceOp::SUM : op;
-  if (groups.split_ok && tensor.nbytes() >= kHierSplitMinBytes) {
+  if (groups.split_ok && tensor.nbytes() >= groups.split_min_bytes) {
     split_schedule(tensor, step, groups, phase);
   } else {
     leader_schedule(tensor, step, groups, phase);

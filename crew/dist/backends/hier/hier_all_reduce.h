@@ -7,7 +7,7 @@
 //          Gloo all_reduce of slice i among the local-rank-i ranks of every host -> intra
 //          all_gather. Needs every host to run the same number L of ranks; every rank moves
 //          1/L of the message across hosts and reduces 1/L of it, so L processes share the
-//          cross-host work. Used from kHierSplitMinBytes on.
+//          cross-host work. Used from split_min_bytes on (CREW_HIER_SPLIT_BYTES).
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -18,7 +18,7 @@
 namespace crew::dist::detail {
 
 // Messages from this size on take the split schedule (when the layout allows it).
-inline constexpr size_t kHierSplitMinBytes = size_t{64} << 10;
+inline constexpr size_t kDefaultHierSplitMinBytes = size_t{64} << 10;
 
 // Runs one phase: `what` and `sub_group` name it in errors; `start` issues the sub-group op.
 using HierPhase = std::function<void(const char* what, const std::string& sub_group,
@@ -30,6 +30,7 @@ struct HierSubGroups {
   std::string intra_name;         // for errors: which group ranks the sub-group's ranks are
   std::string inter_name;
   bool split_ok = false;  // every host has the same number (> 1) of ranks
+  size_t split_min_bytes = kDefaultHierSplitMinBytes;
 };
 
 // In place; `op` is the caller's op (AVG divides by group_size at the end).

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "crew/core/check.h"
+#include "crew/core/env.h"
 #include "crew/dist/backend_unavailable.h"
 #include "crew/dist/backends/gloo/process_group_gloo.h"
 #include "crew/dist/backends/hier/hier_all_reduce.h"
@@ -42,6 +43,10 @@ class HierProcessGroup final : public ProcessGroup {
     groups_.inter_name = str_cat("local rank ", local_rank,
                                  "'s sub-group across hosts, whose ranks 0.. are group ranks ", join(peers));
     groups_.split_ok = uniform && local.size() > 1;
+    const long long split_bytes =
+        env::get_int("CREW_HIER_SPLIT_BYTES", static_cast<long long>(detail::kDefaultHierSplitMinBytes));
+    CREW_CHECK(split_bytes >= 0, "CREW_HIER_SPLIT_BYTES must not be negative, got ", split_bytes);
+    groups_.split_min_bytes = static_cast<size_t>(split_bytes);
     // 1. This host's shared memory; every rank of the group learns whether every host has it.
     std::string vote = kVoteOk;
     try {
