@@ -8,6 +8,7 @@
 //   ./collectives_bench --nprocs 2                               # forks 2 ranks on this host
 //   ./collectives_bench --nprocs 2 --backend shm,gloo --op all_reduce,all_gather --sizes 4:64M
 //   crew launch --nproc_per_node 2 ./collectives_bench           # ranks from the environment
+//   ./collectives_bench --nprocs 4 --hosts 2 --backend hier,gloo  # 2 simulated hosts x 2 ranks
 //
 // Single host: the ranks rendezvous through files in /tmp (keyed by the job id and master
 // port under a launcher).
@@ -15,12 +16,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "crew/core/parallel_env.h"
 #include "crew/dist/backends/gloo/process_group_gloo.h"
+#include "crew/dist/backends/hier/hier_process_group.h"
 #include "crew/dist/backends/shm/shm_process_group.h"
 #include "crew/dist/object_collectives.h"
 #include "crew/dist/parallel.h"
@@ -35,6 +38,7 @@ namespace {
 
 struct BenchOptions {
   int nprocs = 0;  // 0: ranks come from the environment
+  int hosts = 0;   // > 0: forked rank r runs on simulated host r * hosts / nprocs (CREW_HOST_ID)
   std::vector<std::string> backends = {"shm", "gloo"};
   std::vector<std::string> ops = {"all_reduce"};
   std::string sizes = "4:64M";
@@ -131,7 +135,8 @@ std::shared_ptr<dist::ProcessGroup> make_group(const std::string& backend, const
   options.group_name = "bench_" + backend;
   if (backend == "shm") return dist::create_shm_process_group(store, rank, world, options);
   if (backend == "gloo") return std::make_shared<dist::ProcessGroupGloo>(store, rank, world, options);
-  CREW_THROW(ValueError, "collectives_bench: unknown backend '", backend, "' (shm, gloo)");
+  if (backend == "hier") return dist::create_hier_process_group(store, rank, world, options);
+  CREW_THROW(ValueError, "collectives_bench: unknown backend '", backend, "' (shm, gloo, hier)");
 }
 
 // all_gather_object of a small dict through this group (wrapped in a dist::Group).
@@ -211,6 +216,9 @@ void bench_backend(dist::ProcessGroup& pg, const BenchOptions& opt, int64_t min_
 }
 
 void run_rank(int rank, int world, dist::Store& store_ref, const BenchOptions& opt) {
+  if (opt.hosts > 0) {
+    ::setenv("CREW_HOST_ID", ("bench-host-" + std::to_string(rank * opt.hosts / world)).c_str(), 1);
+  }
   std::shared_ptr<dist::Store> store(&store_ref, [](dist::Store*) {});
   const auto colon = opt.sizes.find(':');
   const int64_t min_bytes = parse_size(opt.sizes.substr(0, colon));
@@ -229,7 +237,9 @@ int main(int argc, char** argv) {
   BenchOptions opt;
   CLI::App app{"crew collectives benchmark (nccl-tests style), backends side by side"};
   app.add_option("--nprocs", opt.nprocs, "fork this many ranks on this host (0: take them from the environment)");
-  app.add_option("--backend", opt.backends, "backends, comma separated (shm, gloo)")->delimiter(',');
+  app.add_option("--backend", opt.backends, "backends, comma separated (shm, gloo, hier)")->delimiter(',');
+  app.add_option("--hosts", opt.hosts, "with --nprocs: simulate this many hosts (for hier), ranks split evenly")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--op", opt.ops, "ops: all_reduce, broadcast, reduce, all_gather, reduce_scatter, alltoall")
       ->delimiter(',');
   app.add_option("--sizes", opt.sizes, "min:max bytes, with K/M/G suffixes");

@@ -1,9 +1,6 @@
 #include "crew/dist/parallel.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -13,7 +10,9 @@
 #include "crew/core/logging.h"
 #include "crew/core/parallel_env.h"
 #include "crew/core/timer.h"
+#include "crew/dist/backend_unavailable.h"
 #include "crew/dist/backends/gloo/process_group_gloo.h"
+#include "crew/dist/host_layout.h"
 #include "crew/dist/rendezvous_check.h"
 #include "crew/dist/store/prefix_store.h"
 #include "crew/dist/store/tcp_store.h"
@@ -24,6 +23,10 @@
                   __has_include("crew/dist/backends/shm/shm_process_group.cpp")
 #include "crew/dist/backends/shm/shm_process_group.h"
 #define CREW_HAVE_SHM_BACKEND 1
+#if __has_include("crew/dist/backends/hier/hier_process_group.h")
+#include "crew/dist/backends/hier/hier_process_group.h"
+#define CREW_HAVE_HIER_BACKEND 1
+#endif
 #endif
 
 namespace crew::dist {
@@ -69,6 +72,7 @@ struct Runtime {
   std::map<int, std::shared_ptr<Group>> groups;
   std::shared_ptr<Group> self_group;  // a world of one, after init_parallel_env
   std::string backend;                // the default group's backend
+  bool backend_automatic = false;     // chosen by "auto" (so it may fall back to gloo)
   std::chrono::milliseconds timeout{ProcessGroupOptions::kDefaultTimeout};
   std::chrono::milliseconds exit_timeout{InitOptions::kDefaultExitTimeout};
   int next_group_id = 1;
@@ -134,22 +138,21 @@ void register_builtin_backends() {
     });
   }
 #endif
+#ifdef CREW_HAVE_HIER_BACKEND
+  if (!is_backend_registered("hier")) register_backend("hier", create_hier_process_group);
+#endif
 }
 
-// "<hostname>/<boot id>": equal for two processes exactly when they share a host (boot ids
-// tell apart containers that share a hostname but not a kernel).
-std::string host_identity() {
-  char name[256] = {};
-  ::gethostname(name, sizeof(name) - 1);
-  std::string boot_id;
-  std::ifstream in("/proc/sys/kernel/random/boot_id");
-  std::getline(in, boot_id);
-  return str_cat(name, "/", boot_id);
-}
+// The backend to use and whether "auto" chose it.
+struct BackendChoice {
+  std::string name;
+  bool automatic = false;
+};
 
-// Resolves "auto": shm when every rank shares this host and shm is built in, else gloo.
-std::string choose_backend(const std::string& requested, Store& root, const ParallelEnv& env,
-                           std::chrono::milliseconds timeout) {
+// Resolves "auto" from where the ranks run (see auto_backend_for): shm on one host, hier on
+// several hosts with more than one rank each, else gloo.
+BackendChoice choose_backend(const std::string& requested, Store& root, const ParallelEnv& env,
+                             std::chrono::milliseconds timeout) {
   std::string backend = requested.empty() ? "auto" : requested;
   if (backend == "auto") backend = env::get_string("CREW_BACKEND", "auto");
   if (backend != "auto") {
@@ -159,16 +162,27 @@ std::string choose_backend(const std::string& requested, Store& root, const Para
       CREW_THROW(ValueError, "init_parallel_env (rank ", env.rank, "): backend '", backend,
                  "' is not available; choose auto or one of: ", known);
     }
-    return backend;
+    return {backend, false};
   }
-  root.set(str_cat("host/", env.rank), host_identity());
-  std::vector<std::string> keys;
-  for (int r = 0; r < env.world_size; ++r) keys.push_back(str_cat("host/", r));
-  root.wait(keys, timeout);
-  const std::string mine = host_identity();
-  bool one_host = true;
-  for (const auto& key : keys) one_host = one_host && root.get_string(key) == mine;
-  return one_host && is_backend_registered("shm") ? "shm" : "gloo";
+  const auto layout = HostLayout::from_ids(exchange_host_ids(root, env.rank, env.world_size, timeout));
+  return {auto_backend_for(layout), true};
+}
+
+// Creates a group with the chosen backend. When "auto" chose a backend that then could not
+// get its shared memory (every rank throws BackendUnavailableError together, after agreeing
+// through the store), every rank creates a Gloo group instead and rank 0 says so.
+std::shared_ptr<ProcessGroup> create_group_with_fallback(const BackendChoice& choice, const std::shared_ptr<Store>& store,
+                                                         int rank, int size, const ProcessGroupOptions& options) {
+  try {
+    return create_process_group(choice.name, store, rank, size, options);
+  } catch (const BackendUnavailableError& e) {
+    if (!choice.automatic || choice.name == "gloo") throw;
+    if (rank == 0) {
+      CREW_LOG(WARNING) << "crew::dist: group " << options.group_name << " falls back from backend " << choice.name
+                        << " to gloo on every rank: " << e.what();
+    }
+    return create_process_group("gloo", std::make_shared<PrefixStore>("fallback/", store), rank, size, options);
+  }
 }
 
 std::string pg_name(int id) { return id == 0 ? "default" : str_cat("group", id); }
@@ -201,19 +215,20 @@ std::shared_ptr<Group> init_parallel_env(const InitOptions& options) {
   auto root = std::make_shared<PrefixStore>(str_cat("crew/", rt.env.restart_count, "/", rt.generation++, "/"),
                                             job.client);
   detail::check_rendezvous(*root, rt.env, store_timeout);  // world size, duplicate ranks
-  const std::string backend = choose_backend(options.backend, *root, rt.env, store_timeout);
+  const BackendChoice choice = choose_backend(options.backend, *root, rt.env, store_timeout);
   std::vector<int> ranks(rt.env.world_size);
   for (int r = 0; r < rt.env.world_size; ++r) ranks[r] = r;
-  auto pg = create_process_group(backend, std::make_shared<PrefixStore>("pg/0/", root), rt.env.rank,
-                                 rt.env.world_size, ProcessGroupOptions{rt.timeout, pg_name(0)});
+  auto pg = create_group_with_fallback(choice, std::make_shared<PrefixStore>("pg/0/", root), rt.env.rank,
+                                       rt.env.world_size, ProcessGroupOptions{rt.timeout, pg_name(0)});
   auto group = std::make_shared<Group>(rt.env.rank, 0, std::move(ranks), std::move(pg), group_name(0));
   rt.job_store = std::move(job);
   rt.root = std::move(root);
-  rt.backend = backend;
+  rt.backend = group->backend();  // "gloo" after a fallback, so subgroups do not retry shm
+  rt.backend_automatic = choice.automatic;
   rt.groups[0] = group;
   rt.next_group_id = 1;
   CREW_LOG(DEBUG) << "init_parallel_env: rank " << rt.env.rank << " of " << rt.env.world_size
-                  << " joined group " << group->name() << " (backend " << rt.backend << ")";
+                  << " joined group " << group->name() << " (backend " << group->backend() << ")";
   return group;
 }
 
@@ -265,9 +280,10 @@ std::shared_ptr<Group> new_group(const std::vector<int>& ranks, const std::strin
     pg = create_self_process_group(ProcessGroupOptions{rt.timeout, pg_name(id)});
   } else if (it != members.end()) {
     my_rank = static_cast<int>(it - members.begin());
-    pg = create_process_group(backend.empty() ? rt.backend : backend,
-                              std::make_shared<PrefixStore>(str_cat("pg/", id, "/"), rt.root), my_rank,
-                              static_cast<int>(members.size()), ProcessGroupOptions{rt.timeout, pg_name(id)});
+    const BackendChoice choice = backend.empty() ? BackendChoice{rt.backend, rt.backend_automatic}
+                                                 : BackendChoice{backend, false};
+    pg = create_group_with_fallback(choice, std::make_shared<PrefixStore>(str_cat("pg/", id, "/"), rt.root), my_rank,
+                                    static_cast<int>(members.size()), ProcessGroupOptions{rt.timeout, pg_name(id)});
   }
   auto group = std::make_shared<Group>(my_rank, id, std::move(members), std::move(pg), group_name(id));
   rt.groups[id] = group;

@@ -35,8 +35,10 @@ inline constexpr const char* kNotParallelWarning =
 struct InitOptions {
   static constexpr std::chrono::milliseconds kDefaultStoreTimeout{std::chrono::minutes(15)};
   static constexpr std::chrono::milliseconds kDefaultExitTimeout{std::chrono::seconds(30)};
-  // "gloo", "shm" or "auto" (shm when every rank runs on this host and the shm backend is
-  // built, else gloo). With "auto", CREW_BACKEND, when set, decides.
+  // "gloo", "shm", "hier" or "auto": shm when every rank runs on this host, hier when the
+  // ranks span hosts that each run more than one, else gloo (host_layout.h); an automatic
+  // shm or hier that cannot get its shared memory falls back to gloo on every rank. With
+  // "auto", CREW_BACKEND, when set, decides.
   std::string backend = "auto";
   // Per collective; nullopt = CREW_TIMEOUT, else 30 minutes.
   std::optional<std::chrono::milliseconds> timeout;

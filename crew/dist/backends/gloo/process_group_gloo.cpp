@@ -7,6 +7,7 @@
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "crew/core/check.h"
@@ -25,6 +26,18 @@ constexpr uint32_t kSetupTag = 0;
 
 bool is_timeout_message(const std::string& text) {
   return text.find("Timed out") != std::string::npos || text.find("timed out") != std::string::npos;
+}
+
+// Gloo 0.5 writes to its sockets without MSG_NOSIGNAL, so a write to a peer that died would
+// kill this process with SIGPIPE instead of failing the op with EPIPE (a CommError naming the
+// op). Python (and so PyTorch) ignores SIGPIPE for the same reason; a handler the program
+// installed itself is left alone.
+void ignore_default_sigpipe() {
+  struct sigaction current {};
+  if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL &&
+      !(current.sa_flags & SA_SIGINFO)) {
+    ::signal(SIGPIPE, SIG_IGN);
+  }
 }
 
 std::string this_host_name() {
@@ -54,6 +67,7 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
              "): rank ", rank, " is not in [0, ", size, ")");
   const std::string where =
       str_cat("gloo rendezvous (rank ", rank, " of ", size, ", group ", options_.group_name, ")");
+  ignore_default_sigpipe();
   ::gloo::transport::tcp::attr attr;
   if (!gloo_options.iface.empty()) {
     attr.iface = gloo_options.iface;

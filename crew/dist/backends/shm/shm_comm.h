@@ -85,6 +85,10 @@ class ShmComm {
  private:
   friend struct ShmCommTestPeer;
   void rendezvous(Store& store, const ShmOptions& shm);
+  // Rank 0 creates and initialises the segment, the others map it (shm_rendezvous.cpp).
+  void map_segment(Store& store, const std::string& prefix, const ShmOptions& shm);
+  // Every rank publishes whether map_segment worked; throws on all ranks if any failed.
+  void agree_on_segment(Store& store, const std::string& prefix, const std::string& vote);
   // Chunked reduce-scatter + all-gather; root < 0: every rank gets the result, else only root.
   void reduce_chunks(ShmOp& op, void* data, int64_t count, DType dtype, ReduceOp rop, int root);
 

@@ -24,6 +24,9 @@ ShmOptions ShmOptions::from_env() {
   const long long delay_us = env::get_int("CREW_SHM_WORKER_DELAY_US", o.worker_start_delay.count());
   CREW_CHECK(delay_us >= 0, "CREW_SHM_WORKER_DELAY_US must not be negative, got ", delay_us);
   o.worker_start_delay = std::chrono::microseconds(delay_us);
+  const long long max_bytes = env::get_int("CREW_SHM_MAX_BYTES", 0);
+  CREW_CHECK(max_bytes >= 0, "CREW_SHM_MAX_BYTES must not be negative, got ", max_bytes);
+  o.max_bytes = static_cast<size_t>(max_bytes);
   return o;
 }
 

@@ -50,6 +50,10 @@ struct ShmOptions {
   std::chrono::microseconds worker_start_delay = kDefaultWorkerStartDelay;
   // Where POSIX shared memory lives (for the free-space check).
   std::string shm_dir = "/dev/shm";
+  // The most bytes of shared memory this rank may create or map; 0 = no limit beyond the
+  // free space of shm_dir (CREW_SHM_MAX_BYTES). A limit for tests and tight machines: a rank
+  // whose segment is larger fails as if /dev/shm were that small.
+  size_t max_bytes = 0;
 
   static ShmOptions from_env();
 };
@@ -57,9 +61,11 @@ struct ShmOptions {
 // Total bytes of the segment a group of `world` ranks needs with these options.
 size_t shm_segment_bytes(int world, const ShmOptions& options);
 
-// The shared-memory backend ("shm"). Throws CommError when the segment cannot be created
-// (e.g. /dev/shm too small: the message names the bytes needed and available), StoreError or
-// TimeoutError when the rendezvous through the store fails.
+// The shared-memory backend ("shm"). The ranks agree through the store on whether every one
+// of them created or mapped the segment; if any could not, all throw: BackendUnavailableError
+// (a CommError) when a rank lacked the space (/dev/shm too small, ENOSPC, ENOMEM: the message
+// names that rank, the bytes needed and available), CommError for other failures. StoreError
+// or TimeoutError when the rendezvous through the store fails (a rank never arrived).
 std::shared_ptr<ProcessGroup> create_shm_process_group(std::shared_ptr<Store> store, int rank, int size,
                                                        ProcessGroupOptions options);
 std::shared_ptr<ProcessGroup> create_shm_process_group(std::shared_ptr<Store> store, int rank, int size,

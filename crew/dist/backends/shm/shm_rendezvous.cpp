@@ -12,6 +12,7 @@
 #include "crew/core/check.h"
 #include "crew/core/env.h"
 #include "crew/core/error.h"
+#include "crew/dist/backend_unavailable.h"
 #include "crew/dist/backends/shm/shm_comm.h"
 #include "crew/dist/backends/shm/shm_sync.h"
 
@@ -46,6 +47,10 @@ std::string random_token() {
 
 // Published instead of a segment name when rank 0 cannot create the segment.
 constexpr const char* kCreateFailed = "!failed: ";
+// A rank's vote on the segment: mapped it, lacked the space, or failed otherwise.
+constexpr const char* kVoteOk = "ok";
+constexpr const char* kVoteNoSpace = "nospace: ";
+constexpr const char* kVoteError = "error: ";
 
 std::string job_label() {
   for (const char* var : {"CREW_JOB_ID", "PADDLE_JOB_ID", "SLURM_JOB_ID"}) {
@@ -80,15 +85,46 @@ void ShmComm::rendezvous(Store& store, const ShmOptions& shm) {
   const std::string base = "shm/" + group_ + "/";
   const int64_t joins = store.add(base + "joins", 1);
   const std::string prefix = base + std::to_string((joins - 1) / world_) + "/";
-  const size_t bytes = geometry_.total_bytes();
+  // Every rank votes, so one rank that cannot map the segment (a full /dev/shm, a memory
+  // limit) fails all of them alike: none is left waiting in the group, and a caller that
+  // picked shm automatically can fall back to Gloo on every rank.
+  std::string vote = kVoteOk;
+  try {
+    map_segment(store, prefix, shm);
+  } catch (const BackendUnavailableError& e) {
+    vote = std::string(kVoteNoSpace) + e.what();
+  } catch (const CommError& e) {
+    vote = std::string(kVoteError) + e.what();
+  }
+  agree_on_segment(store, prefix, vote);
+  const pid_t pid = ::getpid();
+  control(rank_).start_time.store(process_start_time(pid), std::memory_order_relaxed);
+  control(rank_).pid.store(pid, std::memory_order_release);
+  // The last rank to map removes the name; nothing is left in /dev/shm after that, whatever
+  // happens to the processes.
+  if (header_->mapped.fetch_add(1, std::memory_order_acq_rel) + 1 == world_) segment_.unlink();
+  Deadline deadline(store.timeout());
+  while (header_->mapped.load(std::memory_order_acquire) < world_) {
+    if (deadline.expired()) {
+      segment_.unlink();
+      CREW_THROW(TimeoutError, "shm rendezvous (rank ", rank_, ", group ", group_, "): only ",
+                 header_->mapped.load(), " of ", world_, " ranks mapped segment ", segment_name_, " within ",
+                 store.timeout().count(), " ms");
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  segment_.unlink();
+}
 
+void ShmComm::map_segment(Store& store, const std::string& prefix, const ShmOptions& shm) {
+  const size_t bytes = geometry_.total_bytes();
   if (rank_ == 0) {
     segment_name_ = str_cat("/", shm_segment_prefix(), job_label(), "-", sanitize(group_, 32), "-", ::getpid(), "-",
                             random_token());
     try {
-      segment_ = ShmSegment::create(segment_name_, bytes, shm.shm_dir);
+      segment_ = ShmSegment::create(segment_name_, bytes, shm.shm_dir, shm.max_bytes);
     } catch (const CommError& e) {
-      // Tell the others instead of leaving them waiting for the store timeout.
+      // Tell the others instead of leaving them waiting for the segment's name.
       store.set(prefix + "segment", std::string(kCreateFailed) + e.what());
       throw;
     }
@@ -108,41 +144,51 @@ void ShmComm::rendezvous(Store& store, const ShmOptions& shm) {
   } else {
     segment_name_ = store.get_string(prefix + "segment");
     if (segment_name_.rfind(kCreateFailed, 0) == 0) {
-      CREW_THROW(CommError, "shm rendezvous (rank ", rank_, ", group ", group_,
-                 "): rank 0 could not create the shared-memory segment: ",
-                 segment_name_.substr(std::strlen(kCreateFailed)));
+      // Rank 0's own vote (the lowest rank's decides) carries the reason.
+      CREW_THROW(CommError, "shm rendezvous (rank ", rank_, ", group ", group_, "): rank 0 could not create the "
+                 "shared-memory segment: ", segment_name_.substr(std::strlen(kCreateFailed)));
     }
-    segment_ = ShmSegment::open(segment_name_, bytes);
+    segment_ = ShmSegment::open(segment_name_, bytes, shm.max_bytes);
+  }
+  auto* header = reinterpret_cast<SegmentHeader*>(segment_.data());
+  if (header->magic.load(std::memory_order_acquire) != kShmMagic || header->version != kShmVersion ||
+      header->world != world_ || header->buffer_bytes != geometry_.buffer_bytes ||
+      header->mailbox_bytes != geometry_.mailbox_bytes) {
+    CREW_THROW(CommError, "shm rendezvous (rank ", rank_, ", group ", group_, "): segment ", segment_name_,
+               " does not match this rank's settings (world ", header->world, " vs ", world_, ", buffer_bytes ",
+               header->buffer_bytes, " vs ", geometry_.buffer_bytes, ", mailbox_bytes ", header->mailbox_bytes,
+               " vs ", geometry_.mailbox_bytes, "; every rank must use the same CREW_SHM_* settings)");
+  }
+}
+
+void ShmComm::agree_on_segment(Store& store, const std::string& prefix, const std::string& vote) {
+  store.set(str_cat(prefix, "vote/", rank_), vote);
+  std::vector<std::string> keys;
+  for (int r = 0; r < world_; ++r) keys.push_back(str_cat(prefix, "vote/", r));
+  try {
+    store.wait(keys, timeout_);
+  } catch (const TimeoutError& e) {
+    segment_ = ShmSegment();  // unmaps (and unlinks on rank 0)
+    CREW_THROW(TimeoutError, "shm rendezvous (rank ", rank_, ", group ", group_, "): not every rank reported "
+               "whether it mapped the segment within ", timeout_.count(), " ms: ", e.what());
+  }
+  // The lowest failing rank's vote decides, so every rank throws the same error.
+  for (int r = 0; r < world_; ++r) {
+    const std::string v = store.get_string(keys[r]);
+    if (v == kVoteOk) continue;
+    segment_ = ShmSegment();
+    const bool no_space = v.rfind(kVoteNoSpace, 0) == 0;
+    const std::string why = v.substr(no_space ? std::strlen(kVoteNoSpace) : std::strlen(kVoteError));
+    const std::string what = str_cat("shm rendezvous (rank ", rank_, ", group ", group_, "): rank ", r,
+                                     r == 0 ? " could not create" : " could not map",
+                                     " the shared-memory segment: ", why);
+    if (no_space) CREW_THROW(dist::BackendUnavailableError, what);
+    CREW_THROW(CommError, what);
   }
   base_ = static_cast<uint8_t*>(segment_.data());
   header_ = reinterpret_cast<SegmentHeader*>(base_);
   controls_ = reinterpret_cast<RankControl*>(base_ + geometry_.controls_offset());
   mailbox_controls_ = reinterpret_cast<MailboxControl*>(base_ + geometry_.mailbox_controls_offset());
-  if (header_->magic.load(std::memory_order_acquire) != kShmMagic || header_->version != kShmVersion ||
-      header_->world != world_ || header_->buffer_bytes != geometry_.buffer_bytes ||
-      header_->mailbox_bytes != geometry_.mailbox_bytes) {
-    CREW_THROW(CommError, "shm rendezvous (rank ", rank_, ", group ", group_, "): segment ", segment_name_,
-               " does not match this rank's settings (world ", header_->world, " vs ", world_, ", buffer_bytes ",
-               header_->buffer_bytes, " vs ", geometry_.buffer_bytes, ", mailbox_bytes ", header_->mailbox_bytes,
-               " vs ", geometry_.mailbox_bytes, "; every rank must use the same CREW_SHM_* settings)");
-  }
-  const pid_t pid = ::getpid();
-  control(rank_).start_time.store(process_start_time(pid), std::memory_order_relaxed);
-  control(rank_).pid.store(pid, std::memory_order_release);
-  // The last rank to map removes the name; nothing is left in /dev/shm after that, whatever
-  // happens to the processes.
-  if (header_->mapped.fetch_add(1, std::memory_order_acq_rel) + 1 == world_) segment_.unlink();
-  Deadline deadline(store.timeout());
-  while (header_->mapped.load(std::memory_order_acquire) < world_) {
-    if (deadline.expired()) {
-      segment_.unlink();
-      CREW_THROW(TimeoutError, "shm rendezvous (rank ", rank_, ", group ", group_, "): only ",
-                 header_->mapped.load(), " of ", world_, " ranks mapped segment ", segment_name_, " within ",
-                 store.timeout().count(), " ms");
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-  segment_.unlink();
 }
 
 ShmComm::~ShmComm() {

@@ -8,10 +8,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <utility>
 
 #include "crew/core/check.h"
 #include "crew/core/error.h"
+#include "crew/dist/backend_unavailable.h"
 
 namespace crew::dist::detail {
 namespace {
@@ -27,9 +29,26 @@ struct FdGuard {
 void* map_fd(int fd, size_t bytes, const std::string& name) {
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) {
-    CREW_THROW(CommError, errno_message(str_cat("shm: mmap of ", bytes, " bytes of ", name, " failed")));
+    const int err = errno;
+    if (err == ENOMEM) {
+      CREW_THROW(dist::BackendUnavailableError, errno_message(str_cat("shm: cannot map the shared-memory buffers: need ",
+                                                                bytes, " bytes of ", name), err));
+    }
+    CREW_THROW(CommError, errno_message(str_cat("shm: mmap of ", bytes, " bytes of ", name, " failed"), err));
   }
   return p;
+}
+
+// Free space for the segment: statvfs of shm_dir, capped by max_bytes when that is set.
+size_t space_for_segment(const std::string& shm_dir, size_t max_bytes) {
+  const size_t free_bytes = free_bytes_at(shm_dir);
+  return max_bytes > 0 ? std::min(free_bytes, max_bytes) : free_bytes;
+}
+
+[[noreturn]] void throw_too_small(const std::string& shm_dir, size_t bytes, size_t available, const char* why) {
+  CREW_THROW(dist::BackendUnavailableError, "shm: ", shm_dir, " is too small for the shared-memory buffers: need ", bytes,
+             " bytes, ", available, " available (", why,
+             "; enlarge it, e.g. docker --shm-size, lower CREW_SHM_BUFFER_BYTES, or use CREW_BACKEND=gloo)");
 }
 
 }  // namespace
@@ -42,12 +61,12 @@ size_t free_bytes_at(const std::string& dir) {
   return static_cast<size_t>(st.f_bavail) * static_cast<size_t>(st.f_frsize);
 }
 
-ShmSegment ShmSegment::create(const std::string& name, size_t bytes, const std::string& shm_dir) {
-  size_t available = free_bytes_at(shm_dir);
+ShmSegment ShmSegment::create(const std::string& name, size_t bytes, const std::string& shm_dir,
+                              size_t max_bytes) {
+  const size_t available = space_for_segment(shm_dir, max_bytes);
   if (available < bytes) {
-    CREW_THROW(CommError, "shm: ", shm_dir, " is too small for the shared-memory buffers: need ", bytes,
-               " bytes, ", available, " available (enlarge it, e.g. docker --shm-size, lower "
-               "CREW_SHM_BUFFER_BYTES, or use CREW_BACKEND=gloo)");
+    throw_too_small(shm_dir, bytes, available,
+                    max_bytes > 0 && max_bytes < bytes ? "limit CREW_SHM_MAX_BYTES" : "statvfs");
   }
   int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0) CREW_THROW(CommError, errno_message(str_cat("shm: shm_open(", name, ", O_CREAT|O_EXCL) failed")));
@@ -59,9 +78,9 @@ ShmSegment ShmSegment::create(const std::string& name, size_t bytes, const std::
   if (err != 0) {
     ::shm_unlink(name.c_str());
     seg.unlinked_ = true;
-    if (err == ENOSPC) {
-      CREW_THROW(CommError, "shm: ", shm_dir, " is too small for the shared-memory buffers: need ", bytes,
-                 " bytes, ", free_bytes_at(shm_dir), " available (posix_fallocate: ENOSPC)");
+    if (err == ENOSPC || err == ENOMEM) {
+      throw_too_small(shm_dir, bytes, free_bytes_at(shm_dir),
+                      err == ENOSPC ? "posix_fallocate: ENOSPC" : "posix_fallocate: ENOMEM");
     }
     CREW_THROW(CommError, errno_message(str_cat("shm: posix_fallocate(", name, ", ", bytes, ") failed"), err));
   }
@@ -70,7 +89,11 @@ ShmSegment ShmSegment::create(const std::string& name, size_t bytes, const std::
   return seg;
 }
 
-ShmSegment ShmSegment::open(const std::string& name, size_t bytes) {
+ShmSegment ShmSegment::open(const std::string& name, size_t bytes, size_t max_bytes) {
+  if (max_bytes > 0 && max_bytes < bytes) {
+    CREW_THROW(dist::BackendUnavailableError, "shm: cannot map the shared-memory buffers: need ", bytes, " bytes of ",
+               name, ", ", max_bytes, " available (limit CREW_SHM_MAX_BYTES)");
+  }
   int fd = ::shm_open(name.c_str(), O_RDWR, 0600);
   if (fd < 0) CREW_THROW(CommError, errno_message(str_cat("shm: shm_open(", name, ") failed")));
   FdGuard guard{fd};

@@ -13,10 +13,14 @@ class ShmSegment {
  public:
   ShmSegment() = default;
   // Creates (O_EXCL), reserves (posix_fallocate: no SIGBUS later) and maps `bytes`.
-  // Throws CommError when shm_dir has less free space than needed, naming both sizes.
-  static ShmSegment create(const std::string& name, size_t bytes, const std::string& shm_dir);
-  // Maps an existing segment; throws CommError when it is missing or smaller than `bytes`.
-  static ShmSegment open(const std::string& name, size_t bytes);
+  // Throws BackendUnavailableError (a CommError) when shm_dir has less free space than needed
+  // or the space runs out (ENOSPC, ENOMEM), naming both sizes; CommError for other failures.
+  // max_bytes > 0 caps the space this process may use (a test hook: CREW_SHM_MAX_BYTES).
+  static ShmSegment create(const std::string& name, size_t bytes, const std::string& shm_dir,
+                           size_t max_bytes = 0);
+  // Maps an existing segment; throws CommError when it is missing or smaller than `bytes`,
+  // BackendUnavailableError when the mapping fails for lack of memory (or exceeds max_bytes).
+  static ShmSegment open(const std::string& name, size_t bytes, size_t max_bytes = 0);
 
   ShmSegment(ShmSegment&& other) noexcept;
   ShmSegment& operator=(ShmSegment&& other) noexcept;
