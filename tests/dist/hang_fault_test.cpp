@@ -22,6 +22,7 @@ namespace {
 using testing_hang::expect_contains;
 using testing_hang::HangJobOptions;
 using testing_hang::run_hang_job;
+using testing_hang::show;
 
 class HangFault : public ::testing::TestWithParam<std::string> {
  protected:
@@ -60,6 +61,7 @@ TEST_P(HangFault, RankThatStopsCallingIsNamedWhenTheCollectiveTimesOut) {
         const std::string error = error_of<TimeoutError>([&] { all_reduce(t); });
         store->set("rank0_done", "1");
         HANG_CHILD_EXPECT(!error.empty(), "expected a TimeoutError");
+        show(rank, error);
         expect_contains(error, "all_reduce (rank 0, seq 3, group default): timed out after");
         expect_contains(error, "rank 0 is in all_reduce #3 (4096 floats, SUM)");
         expect_contains(error, "rank 1 is not in a collective (its last: all_reduce #2 (4096 floats, SUM), done)");
@@ -92,6 +94,7 @@ TEST_P(HangFault, WatchdogReportsAStallAndTheOpStillCompletes) {
         store->set("reported", "1");
         HANG_CHILD_EXPECT(!pg->hang_reports().empty(), "the watchdog reported nothing within 20 s");
         const std::string report = pg->hang_reports().front();
+        show(rank, report);
         expect_contains(report, "(CREW_HANG_TIMEOUT 1 s)");
         expect_contains(report, "rank 0 is in all_reduce #0 (16 floats, SUM)");
         expect_contains(report, "rank 1 is not in a collective (its last: none)");
@@ -124,6 +127,7 @@ TEST_P(HangFault, DeadRankSendsNoReport) {
           error = e.what();
         }
         HANG_CHILD_EXPECT(!error.empty(), "expected TimeoutError or CommError");
+        show(rank, error);
         expect_contains(error, "all_reduce (rank 0, seq 2, group default)");
         expect_contains(error, "rank 0 is in all_reduce #2 (1024 floats, SUM)");
         expect_contains(error, "rank 1: no report (dead or stuck outside a collective)");
@@ -145,6 +149,7 @@ TEST_P(DesyncFault, DifferentCollectivesAreNamedAtOnceUnderDetail) {
           else all_reduce(t);
         });
         HANG_CHILD_EXPECT(!error.empty(), "expected a DesyncError");
+        show(rank, error);
         expect_contains(error, "the ranks disagree on this collective (CREW_DIST_DEBUG=DETAIL)");
         expect_contains(error, "rank 0 is in broadcast #2 (4096 floats, root 0)");
         expect_contains(error, "rank 1 is in all_reduce #2 (4096 floats, SUM)");
@@ -174,6 +179,7 @@ TEST_P(DesyncFault, DifferentCollectivesWithoutDetailAreNamedWhenTheyFail) {
           error = e.what();
         }
         HANG_CHILD_EXPECT(!error.empty(), "expected the mismatched collectives to fail");
+        show(rank, error);
         expect_contains(error, "desync: ranks issued different collectives as #1: rank 0 broadcast #1 (4096 floats, "
                                "root 0), rank 1 all_reduce #1 (4096 floats, SUM)");
       },
@@ -189,6 +195,7 @@ TEST_P(DesyncFault, MismatchedSizesAndDtypesUnderDetailThenTheGroupStillWorks) {
         Tensor t = Tensor::ones({rank == 0 ? 4096 : 4095});
         std::string error = error_of<DesyncError>([&] { all_reduce(t); });
         HANG_CHILD_EXPECT(!error.empty(), "expected a DesyncError for the sizes");
+        show(rank, error);
         expect_contains(error, "all_reduce (rank " + std::to_string(rank) + ", #0, group default)");
         expect_contains(error, "rank 0 is in all_reduce #0 (4096 floats, SUM)");
         expect_contains(error, "rank 1 is in all_reduce #0 (4095 floats, SUM)");
@@ -196,6 +203,7 @@ TEST_P(DesyncFault, MismatchedSizesAndDtypesUnderDetailThenTheGroupStillWorks) {
         std::vector<Tensor> parts;
         error = error_of<DesyncError>([&] { all_gather(parts, d); });
         HANG_CHILD_EXPECT(!error.empty(), "expected a DesyncError for the dtypes");
+        show(rank, error);
         expect_contains(error, "rank 0 is in all_gather #1 (8 floats); rank 1 is in all_gather #1 (8 doubles)");
         // The check exchanged fingerprints only: the ranks still agree on the next collective.
         Tensor ok = Tensor::full({8}, rank + 1.0);
@@ -234,6 +242,7 @@ TEST_P(DesyncFault, PlainBatchSamplerRankThatFinishesEarlyIsNamed) {
           return;
         }
         HANG_CHILD_EXPECT(!error.empty(), "rank 1's 4th all_reduce must fail");
+        show(rank, error);
         expect_contains(error, "all_reduce (rank 1, seq 3, group default)");
         expect_contains(error, "rank 0 has left the group (its last: all_reduce #2 (1 float, AVG), done)");
         expect_contains(error, "rank 1 is in all_reduce #3 (1 float, AVG)");

@@ -2,6 +2,7 @@
 // Helpers of the hang and desync tests: a job of real processes on 127.0.0.1 that meet at a
 // TCPStore hosted by the test process (OS-chosen port), with short timeouts.
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -40,6 +41,11 @@ inline std::vector<testing::RankResult> run_hang_job(int world, const std::funct
   for (const auto& kv : opt.env) ro.env.push_back(kv);
   return testing::run_ranks(
       world, [&](int rank, int) { fn(rank); }, ro);
+}
+
+// In a child: prints a report the test checks (so a test log shows what users would see).
+inline void show(int rank, const std::string& text) {
+  std::fprintf(stderr, "[rank %d] %s\n", rank, text.c_str());
 }
 
 // In a child: throws (the runner reports it) when `text` lacks `needle`.

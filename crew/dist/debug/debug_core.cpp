@@ -50,6 +50,12 @@ void DebugCore::fail(uint64_t id, const Error& error) {
     report_text = first ? first_report_->text : str_cat("(report of the first failure) ", first_report_->text);
     mismatch = first_report_->mismatch;
   }
+  // Ranks that gather later (this one may exit soon) read where this rank failed.
+  RankState final_state = trace.state(rank);
+  final_state.where = RankState::Where::FAILED;
+  final_state.current = trace.find(id);
+  final_state.waiting = std::chrono::milliseconds(0);
+  publish_final(*store, final_state);
   trace.complete(id, /*failed=*/true);
   forget(id);
   const std::string message = str_cat(error.what(), "\n", report_text);

@@ -63,7 +63,7 @@ DebugProcessGroup::~DebugProcessGroup() {
   stop_cv_.notify_all();
   watchdog_.join();
   // Before the wrapped group goes (its peers may fail at once): they then read why.
-  debug::publish_left(*core_->store, core_->trace.state(rank_, /*left=*/true));
+  debug::publish_final(*core_->store, core_->trace.state(rank_, /*left=*/true));
   inner_.reset();
 }
 

@@ -15,7 +15,7 @@ constexpr const char* kRoundKey = "crew_debug/round";
 constexpr std::chrono::milliseconds kGatherPoll{20};
 
 std::string answer_key(int64_t round, int rank) { return str_cat("crew_debug/", round, "/", rank); }
-std::string left_key(int rank) { return str_cat("crew_debug/left/", rank); }
+std::string final_key(int rank) { return str_cat("crew_debug/final/", rank); }
 
 std::string join_ranks(const std::vector<int>& ranks) {
   std::string out;
@@ -40,7 +40,8 @@ Report analyze(const std::string& group, int gathered_by, const std::vector<std:
   std::map<uint64_t, std::vector<const RankState*>> by_seq;  // ranks waiting in #seq
   for (const auto& s : states) {
     if (!s) continue;
-    const bool waiting = s->where == RankState::Where::IN_COLLECTIVE && s->current && !s->current->p2p;
+    const bool waiting = (s->where == RankState::Where::IN_COLLECTIVE || s->where == RankState::Where::FAILED) &&
+                         s->current && !s->current->p2p;
     if (waiting) {
       by_seq[s->current->seq].push_back(&*s);
       issued[s->current->seq].push_back({s->rank, &*s->current});
@@ -70,12 +71,12 @@ Report analyze(const std::string& group, int gathered_by, const std::vector<std:
     for (const auto& s : states) {
       if (!s) continue;
       std::string why;
-      if (s->where == RankState::Where::IN_COLLECTIVE && s->current && !s->current->p2p &&
-          s->current->seq < target) {
+      const bool in_op = s->where == RankState::Where::IN_COLLECTIVE || s->where == RankState::Where::FAILED;
+      if (in_op && s->current && !s->current->p2p && s->current->seq < target) {
         why = str_cat("still in #", s->current->seq);
       } else if (s->where == RankState::Where::IN_COLLECTIVE && s->current && s->current->p2p) {
         why = str_cat("in point-to-point ", s->current->describe(), ", not in #", target);
-      } else if (s->where != RankState::Where::IN_COLLECTIVE && s->collectives_issued <= target) {
+      } else if (!in_op && s->collectives_issued <= target) {
         why = str_cat(s->where == RankState::Where::LEFT ? "left the group without issuing #"
                                                           : "has not issued #",
                       target);
@@ -108,8 +109,8 @@ Report gather_report(Store& store, const std::string& group, int rank, int size,
         if (states[k]) continue;
         if (store.check({answer_key(round, k)})) {
           states[k] = RankState::decode(store.get_string(answer_key(round, k)));
-        } else if (store.check({left_key(k)})) {
-          states[k] = RankState::decode(store.get_string(left_key(k)));
+        } else if (store.check({final_key(k)})) {
+          states[k] = RankState::decode(store.get_string(final_key(k)));
         } else {
           missing = true;
         }
@@ -135,9 +136,9 @@ void ReportResponder::answer(Store& store, int rank, int64_t round, const RankSt
   answered_ = round;
 }
 
-void publish_left(Store& store, const RankState& state) {
+void publish_final(Store& store, const RankState& state) {
   try {
-    store.set(left_key(state.rank), state.encode());
+    store.set(final_key(state.rank), state.encode());
   } catch (const std::exception&) {
     // The store may already be gone at exit; a missing key reads as "no report".
   }

@@ -8,7 +8,8 @@
 //     desync: ranks issued different collectives as #57: rank 0 broadcast, rank 1 all_reduce
 //
 // Store keys (under the group's store): "crew_debug/round" counts requests; rank k answers
-// round r under "crew_debug/<r>/<k>"; a rank leaving the group writes "crew_debug/left/<k>".
+// round r under "crew_debug/<r>/<k>"; a rank whose op failed, or that leaves the group, writes
+// its final state under "crew_debug/final/<k>", which stands in for an answer it cannot give.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -62,7 +63,7 @@ class ReportResponder {
   int64_t answered_ = 0;
 };
 
-// Publishes that `state.rank` has left the group (its final state). Never throws.
-void publish_left(Store& store, const RankState& state);
+// Publishes `state` as its rank's final state (LEFT, or FAILED after a failure). Never throws.
+void publish_final(Store& store, const RankState& state);
 
 }  // namespace crew::dist::debug

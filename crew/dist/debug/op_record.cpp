@@ -125,6 +125,8 @@ std::string RankState::describe() const {
       return str_cat("rank ", rank, " is not in a collective (its last: ", last_text, ")");
     case Where::LEFT:
       return str_cat("rank ", rank, " has left the group (its last: ", last_text, ")");
+    case Where::FAILED:
+      return str_cat("rank ", rank, " failed in ", current ? current->describe() : "?");
   }
   return str_cat("rank ", rank, " ?");
 }
@@ -147,7 +149,7 @@ RankState RankState::decode(const std::string& text) {
     int where = 0;
     long long waiting_ms = 0;
     head >> s.rank >> where >> waiting_ms >> s.collectives_issued;
-    CREW_CHECK(!head.fail() && where >= 0 && where <= 2, "RankState::decode: malformed header '", line, "'");
+    CREW_CHECK(!head.fail() && where >= 0 && where <= 3, "RankState::decode: malformed header '", line, "'");
     s.where = static_cast<Where>(where);
     s.waiting = std::chrono::milliseconds(waiting_ms);
   }

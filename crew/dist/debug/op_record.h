@@ -47,16 +47,17 @@ std::string describe_elems(int64_t numel, DType dtype);
 
 // One rank's state as its report publishes it.
 struct RankState {
-  enum class Where { IN_COLLECTIVE, IDLE, LEFT };
+  enum class Where { IN_COLLECTIVE, IDLE, LEFT, FAILED };
   int rank = 0;
   Where where = Where::IDLE;
-  std::optional<OpRecord> current;  // IN_COLLECTIVE: the oldest op it is still waiting for
+  std::optional<OpRecord> current;  // IN_COLLECTIVE: the oldest op it waits for; FAILED: the op that failed
   std::chrono::milliseconds waiting{0};  // how long `current` has been pending
   std::optional<OpRecord> last;     // the newest op it issued (IDLE/LEFT: its last one)
   uint64_t collectives_issued = 0;  // collectives issued so far (= next seq)
 
   // "rank 1 is in all_reduce #57 (4096 floats, SUM) for 2.0 s", "rank 0 is not in a
-  // collective (last: all_reduce #99 (...), done)", "rank 0 has left the group after ...".
+  // collective (its last: all_reduce #99 (...), done)", "rank 0 has left the group (its last: ...)",
+  // "rank 0 failed in broadcast #57 (...)".
   std::string describe() const;
   std::string encode() const;
   static RankState decode(const std::string& text);
