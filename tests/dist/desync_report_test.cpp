@@ -1,12 +1,13 @@
 // The pieces of hang and desync detection in one process: op records and rank states (text,
 // encoding), the trace (numbering, pending ops, stalls), and the report's verdicts.
+#include "crew/dist/debug/desync_report.h"
+
 #include <gtest/gtest.h>
 
 #include <thread>
 
 #include "crew/core/error.h"
 #include "crew/dist/debug/collective_trace.h"
-#include "crew/dist/debug/desync_report.h"
 #include "crew/dist/debug/debug_process_group.h"
 #include "crew/dist/process_group.h"
 #include "crew/dist/store/hash_store.h"
@@ -39,7 +40,8 @@ RankState in_op(int rank, OpRecord current) {
 constexpr int kSum = static_cast<int>(ReduceOp::SUM);
 
 TEST(HangReport, RecordsDescribeThemselvesAndSurviveEncoding) {
-  EXPECT_EQ(op("all_reduce", 57, 4096, DType::FLOAT32, -1, kSum).describe(), "all_reduce #57 (4096 floats, SUM)");
+  EXPECT_EQ(op("all_reduce", 57, 4096, DType::FLOAT32, -1, kSum).describe(),
+            "all_reduce #57 (4096 floats, SUM)");
   EXPECT_EQ(op("broadcast", 3, 1, DType::INT64, 2).describe(), "broadcast #3 (1 int64, root 2)");
   EXPECT_EQ(op("barrier", 9, 0).describe(), "barrier #9");
   OpRecord send = op("send", 0, 10, DType::UINT8, 1);
@@ -93,17 +95,19 @@ TEST(HangReport, TraceNumbersCollectivesAndP2pApartAndTracksStalls) {
 }
 
 TEST(HangReport, NamesRanksThatIssuedADifferentCollective) {
-  std::vector<std::optional<RankState>> states = {in_op(0, op("broadcast", 57, 4096, DType::FLOAT32, 0)),
-                                                  in_op(1, op("all_reduce", 57, 4096, DType::FLOAT32, -1, kSum)),
-                                                  in_op(2, op("all_reduce", 57, 4096, DType::FLOAT32, -1, kSum))};
+  std::vector<std::optional<RankState>> states = {
+      in_op(0, op("broadcast", 57, 4096, DType::FLOAT32, 0)),
+      in_op(1, op("all_reduce", 57, 4096, DType::FLOAT32, -1, kSum)),
+      in_op(2, op("all_reduce", 57, 4096, DType::FLOAT32, -1, kSum))};
   const Report r = analyze("default", 1, states);
   EXPECT_TRUE(r.mismatch);
   EXPECT_FALSE(r.incomplete);
-  EXPECT_EQ(r.text,
-            "collectives of group default (gathered by rank 1): rank 0 is in broadcast #57 (4096 floats, root 0); "
-            "rank 1 is in all_reduce #57 (4096 floats, SUM); rank 2 is in all_reduce #57 (4096 floats, SUM)\n"
-            "  desync: ranks issued different collectives as #57: rank 0 broadcast #57 (4096 floats, root 0), "
-            "rank 1 all_reduce #57 (4096 floats, SUM), rank 2 all_reduce #57 (4096 floats, SUM)");
+  EXPECT_EQ(
+      r.text,
+      "collectives of group default (gathered by rank 1): rank 0 is in broadcast #57 (4096 floats, root 0); "
+      "rank 1 is in all_reduce #57 (4096 floats, SUM); rank 2 is in all_reduce #57 (4096 floats, SUM)\n"
+      "  desync: ranks issued different collectives as #57: rank 0 broadcast #57 (4096 floats, root 0), "
+      "rank 1 all_reduce #57 (4096 floats, SUM), rank 2 all_reduce #57 (4096 floats, SUM)");
 }
 
 TEST(HangReport, NamesRanksBehindLeftAndSilent) {
@@ -115,18 +119,21 @@ TEST(HangReport, NamesRanksBehindLeftAndSilent) {
   RankState left = idle;
   left.rank = 2;
   left.where = RankState::Where::LEFT;
-  std::vector<std::optional<RankState>> states = {in_op(0, op("all_reduce", 99, 4096, DType::FLOAT32, -1, kSum)),
-                                                  idle, left, std::nullopt,
-                                                  in_op(4, op("all_reduce", 97, 4096, DType::FLOAT32, -1, kSum))};
+  std::vector<std::optional<RankState>> states = {
+      in_op(0, op("all_reduce", 99, 4096, DType::FLOAT32, -1, kSum)), idle, left, std::nullopt,
+      in_op(4, op("all_reduce", 97, 4096, DType::FLOAT32, -1, kSum))};
   const Report r = analyze("group1", 0, states);
   EXPECT_FALSE(r.mismatch);
   EXPECT_TRUE(r.incomplete);
   EXPECT_NE(r.text.find("rank 1 is not in a collective (its last: all_reduce #98 (4096 floats, SUM), done)"),
             std::string::npos)
       << r.text;
-  EXPECT_NE(r.text.find("rank 3: no report (dead or stuck outside a collective)"), std::string::npos) << r.text;
-  EXPECT_NE(r.text.find("\n  behind: rank 1 has not issued #99 (others wait in #99)"), std::string::npos) << r.text;
-  EXPECT_NE(r.text.find("\n  behind: rank 2 left the group without issuing #99"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("rank 3: no report (dead or stuck outside a collective)"), std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("\n  behind: rank 1 has not issued #99 (others wait in #99)"), std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("\n  behind: rank 2 left the group without issuing #99"), std::string::npos)
+      << r.text;
   EXPECT_NE(r.text.find("\n  behind: rank 4 still in #97"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("\n  no report from rank 3 (dead or stuck outside a collective)"), std::string::npos)
       << r.text;
@@ -156,7 +163,8 @@ TEST(HangReport, GatherReadsAnswersAndFinalStatesWithinItsBound) {
   answering.join();
   EXPECT_NE(r.text.find("rank 1 is not in a collective (its last: none)"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("rank 2 has left the group (its last: none)"), std::string::npos) << r.text;
-  EXPECT_NE(r.text.find("rank 3: no report (dead or stuck outside a collective)"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("rank 3: no report (dead or stuck outside a collective)"), std::string::npos)
+      << r.text;
 }
 
 TEST(HangReport, OptionsFromTheEnvironment) {

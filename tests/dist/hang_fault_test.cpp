@@ -64,7 +64,8 @@ TEST_P(HangFault, RankThatStopsCallingIsNamedWhenTheCollectiveTimesOut) {
         show(rank, error);
         expect_contains(error, "all_reduce (rank 0, seq 3, group default): timed out after");
         expect_contains(error, "rank 0 is in all_reduce #3 (4096 floats, SUM)");
-        expect_contains(error, "rank 1 is not in a collective (its last: all_reduce #2 (4096 floats, SUM), done)");
+        expect_contains(error,
+                        "rank 1 is not in a collective (its last: all_reduce #2 (4096 floats, SUM), done)");
         expect_contains(error, "behind: rank 1 has not issued #3 (others wait in #3)");
       },
       job());
@@ -145,8 +146,10 @@ TEST_P(DesyncFault, DifferentCollectivesAreNamedAtOnceUnderDetail) {
         all_reduce(t);
         all_reduce(t);
         const std::string error = error_of<DesyncError>([&] {
-          if (rank == 0) broadcast(t, 0);
-          else all_reduce(t);
+          if (rank == 0)
+            broadcast(t, 0);
+          else
+            all_reduce(t);
         });
         HANG_CHILD_EXPECT(!error.empty(), "expected a DesyncError");
         show(rank, error);
@@ -170,8 +173,10 @@ TEST_P(DesyncFault, DifferentCollectivesWithoutDetailAreNamedWhenTheyFail) {
         all_reduce(t);
         std::string error;
         try {
-          if (rank == 0) broadcast(t, 0);
-          else all_reduce(t);
+          if (rank == 0)
+            broadcast(t, 0);
+          else
+            all_reduce(t);
           barrier();
         } catch (const CommError& e) {
           error = e.what();
@@ -180,8 +185,9 @@ TEST_P(DesyncFault, DifferentCollectivesWithoutDetailAreNamedWhenTheyFail) {
         }
         HANG_CHILD_EXPECT(!error.empty(), "expected the mismatched collectives to fail");
         show(rank, error);
-        expect_contains(error, "desync: ranks issued different collectives as #1: rank 0 broadcast #1 (4096 floats, "
-                               "root 0), rank 1 all_reduce #1 (4096 floats, SUM)");
+        expect_contains(error,
+                        "desync: ranks issued different collectives as #1: rank 0 broadcast #1 (4096 floats, "
+                        "root 0), rank 1 all_reduce #1 (4096 floats, SUM)");
       },
       job());
   testing::expect_all_ok(results);
@@ -204,7 +210,8 @@ TEST_P(DesyncFault, MismatchedSizesAndDtypesUnderDetailThenTheGroupStillWorks) {
         error = error_of<DesyncError>([&] { all_gather(parts, d); });
         HANG_CHILD_EXPECT(!error.empty(), "expected a DesyncError for the dtypes");
         show(rank, error);
-        expect_contains(error, "rank 0 is in all_gather #1 (8 floats); rank 1 is in all_gather #1 (8 doubles)");
+        expect_contains(error,
+                        "rank 0 is in all_gather #1 (8 floats); rank 1 is in all_gather #1 (8 doubles)");
         // The check exchanged fingerprints only: the ranks still agree on the next collective.
         Tensor ok = Tensor::full({8}, rank + 1.0);
         all_reduce(ok);

@@ -18,10 +18,10 @@ namespace crew::dist::testing_hang {
 
 struct HangJobOptions {
   std::string backend = "gloo";
-  std::string timeout = "3s";         // CREW_TIMEOUT (per collective)
-  std::string report_timeout = "2s";  // CREW_HANG_REPORT_TIMEOUT
+  std::string timeout = "3s";                            // CREW_TIMEOUT (per collective)
+  std::string report_timeout = "2s";                     // CREW_HANG_REPORT_TIMEOUT
   std::vector<std::pair<std::string, std::string>> env;  // more variables
-  std::chrono::seconds deadline{40};  // run_ranks kills every rank then
+  std::chrono::seconds deadline{40};                     // run_ranks kills every rank then
 };
 
 inline std::vector<testing::RankResult> run_hang_job(int world, const std::function<void(int rank)>& fn,
@@ -55,8 +55,8 @@ inline void expect_contains(const std::string& text, const std::string& needle) 
   }
 }
 
-#define HANG_CHILD_EXPECT(cond, ...)                                                 \
-  do {                                                                               \
+#define HANG_CHILD_EXPECT(cond, ...)                                                              \
+  do {                                                                                            \
     if (!(cond)) throw std::runtime_error(str_cat(#cond " failed: " __VA_OPT__(, ) __VA_ARGS__)); \
   } while (0)
 

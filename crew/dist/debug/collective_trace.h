@@ -55,7 +55,7 @@ class CollectiveTrace {
   };
   const size_t capacity_;
   mutable std::mutex mutex_;
-  std::deque<Entry> ring_;            // last `capacity_` ops, oldest first
+  std::deque<Entry> ring_;             // last `capacity_` ops, oldest first
   std::map<uint64_t, Entry> pending_;  // by id (= issue order)
   uint64_t next_id_ = 0;
   uint64_t next_seq_ = 0;

@@ -47,7 +47,8 @@ void DebugCore::fail(uint64_t id, const Error& error) {
     std::lock_guard<std::mutex> lock(report_mutex_);
     const bool first = !first_report_;
     if (first) first_report_ = gather(id);
-    report_text = first ? first_report_->text : str_cat("(report of the first failure) ", first_report_->text);
+    report_text =
+        first ? first_report_->text : str_cat("(report of the first failure) ", first_report_->text);
     mismatch = first_report_->mismatch;
   }
   // Ranks that gather later (this one may exit soon) read where this rank failed.

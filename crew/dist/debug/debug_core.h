@@ -19,7 +19,8 @@ namespace crew::dist::debug {
 
 struct DebugCore {
   DebugCore(std::shared_ptr<Store> store, int rank, int size, std::string group,
-            std::chrono::milliseconds group_timeout, std::chrono::milliseconds report_timeout, size_t history);
+            std::chrono::milliseconds group_timeout, std::chrono::milliseconds report_timeout,
+            size_t history);
 
   // Gathers every rank's report (once per group: later failures reuse the first one) and
   // throws `error`'s message plus the report: DesyncError on a mismatch, else the same type.

@@ -18,12 +18,13 @@ DebugOptions DebugOptions::from_env() {
   DebugOptions o;
   std::string level = env::get_string("CREW_DIST_DEBUG", "OFF");
   std::transform(level.begin(), level.end(), level.begin(), [](unsigned char c) { return std::toupper(c); });
-  CREW_CHECK(level == "OFF" || level == "DETAIL", "CREW_DIST_DEBUG: expected OFF or DETAIL, got '", level, "'");
+  CREW_CHECK(level == "OFF" || level == "DETAIL", "CREW_DIST_DEBUG: expected OFF or DETAIL, got '", level,
+             "'");
   o.detail = level == "DETAIL";
   o.hang_timeout = env::get_duration("CREW_HANG_TIMEOUT", kDefaultHangTimeout);
   o.report_timeout = env::get_duration("CREW_HANG_REPORT_TIMEOUT", kDefaultReportTimeout);
-  CREW_CHECK(o.hang_timeout.count() >= 0, "CREW_HANG_TIMEOUT: must not be negative, got ", o.hang_timeout.count(),
-             " ms");
+  CREW_CHECK(o.hang_timeout.count() >= 0, "CREW_HANG_TIMEOUT: must not be negative, got ",
+             o.hang_timeout.count(), " ms");
   return o;
 }
 
@@ -50,8 +51,9 @@ DebugProcessGroup::DebugProcessGroup(std::shared_ptr<ProcessGroup> inner, std::s
       debug_options_(std::move(options)) {
   CREW_CHECK(store != nullptr, "DebugProcessGroup (rank ", rank_, ", group ", options_.group_name,
              "): needs the group's store");
-  core_ = std::make_shared<debug::DebugCore>(std::move(store), rank_, size_, options_.group_name, options_.timeout,
-                                             debug_options_.report_timeout, debug_options_.history);
+  core_ = std::make_shared<debug::DebugCore>(std::move(store), rank_, size_, options_.group_name,
+                                             options_.timeout, debug_options_.report_timeout,
+                                             debug_options_.history);
   watchdog_ = std::thread([this] { watchdog(); });
 }
 
@@ -88,9 +90,9 @@ void DebugProcessGroup::watchdog() {
           stall->for_how_long >= debug_options_.hang_timeout) {
         reported_stall = stall->id;
         const auto report = core_->gather(stall->id);
-        const std::string text = str_cat("no progress for ", format_duration(stall->for_how_long),
-                                         " (CREW_HANG_TIMEOUT ", format_duration(debug_options_.hang_timeout),
-                                         "): ", report.text);
+        const std::string text =
+            str_cat("no progress for ", format_duration(stall->for_how_long), " (CREW_HANG_TIMEOUT ",
+                    format_duration(debug_options_.hang_timeout), "): ", report.text);
         CREW_LOG(ERROR) << "crew::dist watchdog (rank " << rank_ << ", group " << options_.group_name
                         << "): " << text;
         std::lock_guard<std::mutex> reports_lock(stop_mutex_);
@@ -107,7 +109,8 @@ void DebugProcessGroup::watchdog() {
   }
 }
 
-std::shared_ptr<Work> DebugProcessGroup::run(OpRecord record, const std::function<std::shared_ptr<Work>()>& issue) {
+std::shared_ptr<Work> DebugProcessGroup::run(OpRecord record,
+                                             const std::function<std::shared_ptr<Work>()>& issue) {
   const bool collective = !record.p2p;
   const uint64_t id = core_->trace.begin(record);
   std::shared_ptr<Work> inner_work;
@@ -178,7 +181,8 @@ std::shared_ptr<Work> DebugProcessGroup::gather(std::vector<Tensor>& outputs, co
   return run(record_of("gather", &input, root), [&] { return inner_->gather(outputs, input, root); });
 }
 
-std::shared_ptr<Work> DebugProcessGroup::scatter(Tensor& output, const std::vector<Tensor>& inputs, int root) {
+std::shared_ptr<Work> DebugProcessGroup::scatter(Tensor& output, const std::vector<Tensor>& inputs,
+                                                 int root) {
   return run(record_of("scatter", &output, root), [&] { return inner_->scatter(output, inputs, root); });
 }
 
@@ -188,7 +192,8 @@ std::shared_ptr<Work> DebugProcessGroup::reduce_scatter(Tensor& output, const st
              [&] { return inner_->reduce_scatter(output, inputs, op); });
 }
 
-std::shared_ptr<Work> DebugProcessGroup::alltoall(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs) {
+std::shared_ptr<Work> DebugProcessGroup::alltoall(std::vector<Tensor>& outputs,
+                                                  const std::vector<Tensor>& inputs) {
   return run(record_of("alltoall", inputs.empty() ? nullptr : &inputs[0]),
              [&] { return inner_->alltoall(outputs, inputs); });
 }

@@ -25,7 +25,8 @@ std::string join_ranks(const std::vector<int>& ranks) {
 
 }  // namespace
 
-Report analyze(const std::string& group, int gathered_by, const std::vector<std::optional<RankState>>& states) {
+Report analyze(const std::string& group, int gathered_by,
+               const std::vector<std::optional<RankState>>& states) {
   Report report;
   std::string line;
   for (size_t k = 0; k < states.size(); ++k) {
@@ -40,8 +41,9 @@ Report analyze(const std::string& group, int gathered_by, const std::vector<std:
   std::map<uint64_t, std::vector<const RankState*>> by_seq;  // ranks waiting in #seq
   for (const auto& s : states) {
     if (!s) continue;
-    const bool waiting = (s->where == RankState::Where::IN_COLLECTIVE || s->where == RankState::Where::FAILED) &&
-                         s->current && !s->current->p2p;
+    const bool waiting =
+        (s->where == RankState::Where::IN_COLLECTIVE || s->where == RankState::Where::FAILED) && s->current &&
+        !s->current->p2p;
     if (waiting) {
       by_seq[s->current->seq].push_back(&*s);
       issued[s->current->seq].push_back({s->rank, &*s->current});
@@ -77,9 +79,9 @@ Report analyze(const std::string& group, int gathered_by, const std::vector<std:
       } else if (s->where == RankState::Where::IN_COLLECTIVE && s->current && s->current->p2p) {
         why = str_cat("in point-to-point ", s->current->describe(), ", not in #", target);
       } else if (!in_op && s->collectives_issued <= target) {
-        why = str_cat(s->where == RankState::Where::LEFT ? "left the group without issuing #"
-                                                          : "has not issued #",
-                      target);
+        why = str_cat(
+            s->where == RankState::Where::LEFT ? "left the group without issuing #" : "has not issued #",
+            target);
       }
       if (why.empty()) continue;
       report.incomplete = true;
@@ -123,7 +125,8 @@ Report gather_report(Store& store, const std::string& group, int rank, int size,
     store_error = e.what();
   }
   Report report = analyze(group, rank, states);
-  if (!store_error.empty()) report.text += str_cat("\n  (the store failed while gathering: ", store_error, ")");
+  if (!store_error.empty())
+    report.text += str_cat("\n  (the store failed while gathering: ", store_error, ")");
   return report;
 }
 

@@ -29,13 +29,14 @@ namespace crew::dist::debug {
 inline constexpr const char* kNoReport = "no report (dead or stuck outside a collective)";
 
 struct Report {
-  std::string text;      // the report (first line: every rank's state, "; "-separated)
-  bool mismatch = false;  // ranks issued different collectives under one sequence number
+  std::string text;         // the report (first line: every rank's state, "; "-separated)
+  bool mismatch = false;    // ranks issued different collectives under one sequence number
   bool incomplete = false;  // some rank sent no report, is behind or has left
 };
 
 // Builds the report of `states` (index = rank; nullopt = no answer).
-Report analyze(const std::string& group, int gathered_by, const std::vector<std::optional<RankState>>& states);
+Report analyze(const std::string& group, int gathered_by,
+               const std::vector<std::optional<RankState>>& states);
 
 // Asks every rank of the group for its state (one new round) and waits up to `wait` for the
 // answers; `mine` is this rank's own. `between_polls` runs while it waits (it answers other

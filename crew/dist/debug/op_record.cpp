@@ -76,9 +76,9 @@ OpRecord OpRecord::decode(const std::string& line) {
 }
 
 namespace {
-constexpr const char* kOpNames[] = {"all_reduce", "broadcast",      "reduce",   "all_gather",
-                                    "gather",     "scatter",        "reduce_scatter", "alltoall",
-                                    "barrier",    "send",           "recv"};
+constexpr const char* kOpNames[] = {"all_reduce", "broadcast",      "reduce",   "all_gather", "gather",
+                                    "scatter",    "reduce_scatter", "alltoall", "barrier",    "send",
+                                    "recv"};
 constexpr int64_t kNumOps = sizeof(kOpNames) / sizeof(kOpNames[0]);
 constexpr int64_t kFingerprintMagic = 0x637265776462;  // "crewdb": tells a fingerprint from other data
 }  // namespace
@@ -114,9 +114,10 @@ OpRecord OpRecord::from_fingerprint(const int64_t* in) {
 }
 
 std::string RankState::describe() const {
-  const std::string last_text =
-      last ? str_cat(last->describe(), last->failed ? ", failed" : last->completed ? ", done" : ", pending")
-           : "none";
+  const std::string last_text = last ? str_cat(last->describe(), last->failed      ? ", failed"
+                                                                 : last->completed ? ", done"
+                                                                                   : ", pending")
+                                     : "none";
   switch (where) {
     case Where::IN_COLLECTIVE:
       return str_cat("rank ", rank, " is in ", current ? current->describe() : "?",
@@ -133,7 +134,8 @@ std::string RankState::describe() const {
 
 // Lines: "rank W waiting_ms issued", "current <record>"?, "last <record>"?.
 std::string RankState::encode() const {
-  std::string out = str_cat(rank, " ", static_cast<int>(where), " ", waiting.count(), " ", collectives_issued, "\n");
+  std::string out =
+      str_cat(rank, " ", static_cast<int>(where), " ", waiting.count(), " ", collectives_issued, "\n");
   if (current) out += "current " + current->encode() + "\n";
   if (last) out += "last " + last->encode() + "\n";
   return out;
@@ -154,8 +156,10 @@ RankState RankState::decode(const std::string& text) {
     s.waiting = std::chrono::milliseconds(waiting_ms);
   }
   while (std::getline(in, line)) {
-    if (line.rfind("current ", 0) == 0) s.current = OpRecord::decode(line.substr(8));
-    else if (line.rfind("last ", 0) == 0) s.last = OpRecord::decode(line.substr(5));
+    if (line.rfind("current ", 0) == 0)
+      s.current = OpRecord::decode(line.substr(8));
+    else if (line.rfind("last ", 0) == 0)
+      s.last = OpRecord::decode(line.substr(5));
   }
   return s;
 }

@@ -16,13 +16,13 @@
 namespace crew::dist::debug {
 
 struct OpRecord {
-  std::string op;            // "all_reduce", "broadcast", ..., "send", "recv"
-  uint64_t seq = 0;          // the group's collective number (#seq); p2p ops count apart
-  bool p2p = false;          // send / recv: not a collective, left out of agreement checks
-  int64_t numel = 0;         // elements per rank (all_gather: its input; scatter: its output)
+  std::string op;     // "all_reduce", "broadcast", ..., "send", "recv"
+  uint64_t seq = 0;   // the group's collective number (#seq); p2p ops count apart
+  bool p2p = false;   // send / recv: not a collective, left out of agreement checks
+  int64_t numel = 0;  // elements per rank (all_gather: its input; scatter: its output)
   DType dtype = DType::FLOAT32;
-  int root = -1;             // root of broadcast/reduce/gather/scatter, peer of send/recv; -1 none
-  int reduce_op = -1;        // ReduceOp as int for reductions, -1 otherwise
+  int root = -1;       // root of broadcast/reduce/gather/scatter, peer of send/recv; -1 none
+  int reduce_op = -1;  // ReduceOp as int for reductions, -1 otherwise
   bool completed = false;
   bool failed = false;
 
@@ -52,8 +52,8 @@ struct RankState {
   Where where = Where::IDLE;
   std::optional<OpRecord> current;  // IN_COLLECTIVE: the oldest op it waits for; FAILED: the op that failed
   std::chrono::milliseconds waiting{0};  // how long `current` has been pending
-  std::optional<OpRecord> last;     // the newest op it issued (IDLE/LEFT: its last one)
-  uint64_t collectives_issued = 0;  // collectives issued so far (= next seq)
+  std::optional<OpRecord> last;          // the newest op it issued (IDLE/LEFT: its last one)
+  uint64_t collectives_issued = 0;       // collectives issued so far (= next seq)
 
   // "rank 1 is in all_reduce #57 (4096 floats, SUM) for 2.0 s", "rank 0 is not in a
   // collective (its last: all_reduce #99 (...), done)", "rank 0 has left the group (its last: ...)",
