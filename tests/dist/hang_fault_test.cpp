@@ -197,7 +197,11 @@ TEST_P(DesyncFault, MismatchedSizesAndDtypesUnderDetailThenTheGroupStillWorks) {
   auto results = run_hang_job(
       2,
       [](int rank) {
-        init_parallel_env();
+        // DETAIL through the option field (InitOptions::debug) rather than CREW_DIST_DEBUG.
+        InitOptions options;
+        options.debug = DebugOptions{};
+        options.debug->detail = true;
+        init_parallel_env(options);
         Tensor t = Tensor::ones({rank == 0 ? 4096 : 4095});
         std::string error = error_of<DesyncError>([&] { all_reduce(t); });
         HANG_CHILD_EXPECT(!error.empty(), "expected a DesyncError for the sizes");
@@ -216,6 +220,28 @@ TEST_P(DesyncFault, MismatchedSizesAndDtypesUnderDetailThenTheGroupStillWorks) {
         Tensor ok = Tensor::full({8}, rank + 1.0);
         all_reduce(ok);
         HANG_CHILD_EXPECT(ok.to_vector<float>()[7] == 3.0f, "a matching all_reduce after the desyncs");
+      },
+      job());
+  testing::expect_all_ok(results);
+}
+
+// Groups from new_group are checked too; their reports use group ranks and the group's name.
+TEST_P(DesyncFault, SubgroupDesyncNamesTheGroupAndItsRanks) {
+  auto results = run_hang_job(
+      3,
+      [](int rank) {
+        init_parallel_env();
+        auto pair = new_group({1, 2});
+        if (!pair->is_member()) return;
+        Tensor t = Tensor::ones({rank == 1 ? 10 : 12});
+        const std::string error = error_of<DesyncError>([&] { all_reduce(t, ReduceOp::MAX, pair.get()); });
+        HANG_CHILD_EXPECT(!error.empty(), "expected a DesyncError");
+        show(rank, error);
+        expect_contains(error,
+                        "collectives of group group1 (gathered by rank " + std::to_string(rank - 1) + ")");
+        expect_contains(
+            error,
+            "rank 0 is in all_reduce #0 (10 floats, MAX); rank 1 is in all_reduce #0 (12 floats, MAX)");
       },
       job({{"CREW_DIST_DEBUG", "DETAIL"}}));
   testing::expect_all_ok(results);
