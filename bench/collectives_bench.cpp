@@ -7,6 +7,7 @@
 //
 //   ./collectives_bench --nprocs 2                               # forks 2 ranks on this host
 //   ./collectives_bench --nprocs 2 --backend shm,gloo --op all_reduce,all_gather --sizes 4:64M
+//   ./collectives_bench --nprocs 2 --debug detail     # the cost of hang/desync detection
 //   crew launch --nproc_per_node 2 ./collectives_bench           # ranks from the environment
 //   ./collectives_bench --nprocs 4 --hosts 2 --backend hier,gloo  # 2 simulated hosts x 2 ranks
 //
@@ -25,6 +26,7 @@
 #include "crew/dist/backends/gloo/process_group_gloo.h"
 #include "crew/dist/backends/hier/hier_process_group.h"
 #include "crew/dist/backends/shm/shm_process_group.h"
+#include "crew/dist/debug/debug_process_group.h"
 #include "crew/dist/object_collectives.h"
 #include "crew/dist/parallel.h"
 #include "tests/dist/shm_harness.h"
@@ -49,6 +51,9 @@ struct BenchOptions {
   int latency_iters = 2000;                 // barriers per run
   std::string dtype = "float32";
   int timeout_s = 600;
+  // none: the backend's group; off: wrapped in a DebugProcessGroup (what init_parallel_env
+  // gives: records, reports, watchdog); detail: also CREW_DIST_DEBUG=DETAIL's agreement check.
+  std::string debug = "none";
 };
 
 int64_t parse_size(const std::string& s) {
@@ -133,10 +138,17 @@ std::shared_ptr<dist::ProcessGroup> make_group(const std::string& backend, const
   dist::ProcessGroupOptions options;
   options.timeout = std::chrono::seconds(opt.timeout_s);
   options.group_name = "bench_" + backend;
-  if (backend == "shm") return dist::create_shm_process_group(store, rank, world, options);
-  if (backend == "gloo") return std::make_shared<dist::ProcessGroupGloo>(store, rank, world, options);
-  if (backend == "hier") return dist::create_hier_process_group(store, rank, world, options);
-  CREW_THROW(ValueError, "collectives_bench: unknown backend '", backend, "' (shm, gloo, hier)");
+  std::shared_ptr<dist::ProcessGroup> pg;
+  if (backend == "shm") pg = dist::create_shm_process_group(store, rank, world, options);
+  else if (backend == "gloo") pg = std::make_shared<dist::ProcessGroupGloo>(store, rank, world, options);
+  else if (backend == "hier") pg = dist::create_hier_process_group(store, rank, world, options);
+  else CREW_THROW(ValueError, "collectives_bench: unknown backend '", backend, "' (shm, gloo, hier)");
+  if (opt.debug == "none") return pg;
+  CREW_CHECK(opt.debug == "off" || opt.debug == "detail", "collectives_bench: --debug must be none, off or detail, got '",
+             opt.debug, "'");
+  dist::DebugOptions debug;
+  debug.detail = opt.debug == "detail";
+  return dist::wrap_for_debug(std::move(pg), store, debug);
 }
 
 // all_gather_object of a small dict through this group (wrapped in a dist::Group).
@@ -249,6 +261,7 @@ int main(int argc, char** argv) {
   app.add_option("--max-iters", opt.max_iters, "most iterations per run")->check(CLI::PositiveNumber);
   app.add_option("--latency-iters", opt.latency_iters, "barriers per run")->check(CLI::PositiveNumber);
   app.add_option("--dtype", opt.dtype, "float32, float64, int32, int64, uint8");
+  app.add_option("--debug", opt.debug, "none (the backend's group), off (DebugProcessGroup), detail (DETAIL check)");
   app.add_option("--timeout", opt.timeout_s, "seconds, per collective and for the whole forked run");
   CLI11_PARSE(app, argc, argv);
   try {

@@ -56,6 +56,13 @@ class CommError : public Error {
   using Error::Error;
 };
 
+// Ranks of a group issued different collectives (op, size, dtype or root) at the same
+// point, or one of them stopped issuing them; the message holds every rank's report.
+class DesyncError : public CommError {
+ public:
+  using CommError::CommError;
+};
+
 // A child process started by crew::dist::spawn failed.
 class SpawnError : public Error {
  public:

@@ -63,18 +63,31 @@ JobStore connect_job_store(const ParallelEnv& env, std::chrono::milliseconds tim
   return job;
 }
 
+// A second client of the job's store for hang reports: a report must get through while this
+// rank's main thread blocks in a store wait on the job's connection (requests are serialised).
+std::shared_ptr<Store> connect_debug_store(const ParallelEnv& env, std::chrono::milliseconds timeout) {
+  TCPStoreOptions options;
+  options.port = env.master_port;
+  options.timeout = timeout;
+  options.connect_timeout = timeout;
+  options.job_token = env.job_token;
+  return std::make_shared<TCPStore>(env.master_addr, options);
+}
+
 // Everything init_parallel_env sets up; torn down by destroy_process_group or at exit.
 struct Runtime {
   std::mutex mutex;
   ParallelEnv env;
   JobStore job_store;           // the store connection (and server on rank 0)
   std::shared_ptr<Store> root;  // job_store.client under "crew/<restart>/<gen>/"
+  std::shared_ptr<Store> debug_root;  // the same keys through the hang reports' own client
   std::map<int, std::shared_ptr<Group>> groups;
   std::shared_ptr<Group> self_group;  // a world of one, after init_parallel_env
   std::string backend;                // the default group's backend
   bool backend_automatic = false;     // chosen by "auto" (so it may fall back to gloo)
   std::chrono::milliseconds timeout{ProcessGroupOptions::kDefaultTimeout};
   std::chrono::milliseconds exit_timeout{InitOptions::kDefaultExitTimeout};
+  DebugOptions debug;  // every multi-rank group is wrapped in a DebugProcessGroup with these
   int next_group_id = 1;
   int generation = 0;  // init_parallel_env calls so far in this process
 
@@ -93,6 +106,7 @@ struct Runtime {
     groups.clear();  // joins each group's worker thread
     self_group.reset();
     root.reset();
+    debug_root.reset();
   }
 
   // At exit. The rank hosting the store waits (bounded) until every rank has left, so that
@@ -212,17 +226,21 @@ std::shared_ptr<Group> init_parallel_env(const InitOptions& options) {
       env::get_duration("CREW_STORE_TIMEOUT", InitOptions::kDefaultStoreTimeout));
   // Built in locals and committed at the end, so a failed init leaves nothing half set up.
   JobStore job = rt.job_store.client ? rt.job_store : connect_job_store(rt.env, store_timeout);
-  auto root = std::make_shared<PrefixStore>(str_cat("crew/", rt.env.restart_count, "/", rt.generation++, "/"),
-                                            job.client);
+  const std::string prefix = str_cat("crew/", rt.env.restart_count, "/", rt.generation++, "/");
+  auto root = std::make_shared<PrefixStore>(prefix, job.client);
   detail::check_rendezvous(*root, rt.env, store_timeout);  // world size, duplicate ranks
   const BackendChoice choice = choose_backend(options.backend, *root, rt.env, store_timeout);
   std::vector<int> ranks(rt.env.world_size);
   for (int r = 0; r < rt.env.world_size; ++r) ranks[r] = r;
-  auto pg = create_group_with_fallback(choice, std::make_shared<PrefixStore>("pg/0/", root), rt.env.rank,
-                                       rt.env.world_size, ProcessGroupOptions{rt.timeout, pg_name(0)});
+  rt.debug = options.debug.value_or(DebugOptions::from_env());
+  auto debug_root = std::make_shared<PrefixStore>(prefix, connect_debug_store(rt.env, store_timeout));
+  auto pg = wrap_for_debug(create_group_with_fallback(choice, std::make_shared<PrefixStore>("pg/0/", root), rt.env.rank,
+                                                      rt.env.world_size, ProcessGroupOptions{rt.timeout, pg_name(0)}),
+                           std::make_shared<PrefixStore>("pg/0/", debug_root), rt.debug);
   auto group = std::make_shared<Group>(rt.env.rank, 0, std::move(ranks), std::move(pg), group_name(0));
   rt.job_store = std::move(job);
   rt.root = std::move(root);
+  rt.debug_root = std::move(debug_root);
   rt.backend = group->backend();  // "gloo" after a fallback, so subgroups do not retry shm
   rt.backend_automatic = choice.automatic;
   rt.groups[0] = group;
@@ -282,8 +300,11 @@ std::shared_ptr<Group> new_group(const std::vector<int>& ranks, const std::strin
     my_rank = static_cast<int>(it - members.begin());
     const BackendChoice choice = backend.empty() ? BackendChoice{rt.backend, rt.backend_automatic}
                                                  : BackendChoice{backend, false};
-    pg = create_group_with_fallback(choice, std::make_shared<PrefixStore>(str_cat("pg/", id, "/"), rt.root), my_rank,
-                                    static_cast<int>(members.size()), ProcessGroupOptions{rt.timeout, pg_name(id)});
+    const std::string pg_prefix = str_cat("pg/", id, "/");
+    pg = wrap_for_debug(create_group_with_fallback(choice, std::make_shared<PrefixStore>(pg_prefix, rt.root), my_rank,
+                                                   static_cast<int>(members.size()),
+                                                   ProcessGroupOptions{rt.timeout, pg_name(id)}),
+                        std::make_shared<PrefixStore>(pg_prefix, rt.debug_root), rt.debug);
   }
   auto group = std::make_shared<Group>(my_rank, id, std::move(members), std::move(pg), group_name(id));
   rt.groups[id] = group;

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "crew/dist/debug/debug_process_group.h"
 #include "crew/dist/process_group.h"
 
 namespace crew::dist {
@@ -46,6 +47,9 @@ struct InitOptions {
   std::optional<std::chrono::milliseconds> store_timeout;
   // At exit, how long the rank hosting the store waits for the others to leave it.
   std::chrono::milliseconds exit_timeout = kDefaultExitTimeout;
+  // Hang and desync detection of the default group and of new_group's groups
+  // (docs/hang_detection.md); nullopt = DebugOptions::from_env() (CREW_DIST_DEBUG, CREW_HANG_TIMEOUT).
+  std::optional<DebugOptions> debug;
 };
 
 // A set of ranks with its ProcessGroup (Paddle's Group). Ranks are global ranks, sorted.
