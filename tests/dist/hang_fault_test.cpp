@@ -111,6 +111,46 @@ TEST_P(HangFault, WatchdogReportsAStallAndTheOpStillCompletes) {
   testing::expect_all_ok(results);
 }
 
+// CREW_HANG_ACTION=abort: after logging the report the watchdog ends the stalled rank with
+// kHangExitCode (the launcher then stops and restarts the group), instead of the job waiting
+// out CREW_TIMEOUT (here 30 s).
+TEST(HangAbortFault, WatchdogEndsTheStalledRankWhenAsked) {
+  HangJobOptions o;
+  o.timeout = "30s";
+  o.env = {{"CREW_HANG_TIMEOUT", "1s"}, {"CREW_HANG_ACTION", "abort"}};
+  auto results = run_hang_job(
+      2,
+      [](int rank) {
+        init_parallel_env();
+        Tensor t = Tensor::ones({64});
+        all_reduce(t);
+        if (rank == 1) {  // stops calling for a while, then leaves without error
+          std::this_thread::sleep_for(std::chrono::seconds(4));
+          ::_exit(0);
+        }
+        all_reduce(t);  // stalls: rank 1 never joins; the watchdog ends this process
+        throw std::runtime_error("the stalled all_reduce returned");
+      },
+      o);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].exit_code, DebugOptions::kHangExitCode) << testing::describe(results[0]);
+  EXPECT_FALSE(results[0].timed_out);
+  EXPECT_TRUE(results[1].ok()) << testing::describe(results[1]);
+}
+
+TEST(HangAbortFault, BadActionIsAValueErrorNamingIt) {
+  ::setenv("CREW_HANG_ACTION", "explode", 1);
+  try {
+    DebugOptions::from_env();
+    ADD_FAILURE() << "expected a ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("CREW_HANG_ACTION: expected log or abort, got 'explode'"),
+              std::string::npos)
+        << e.what();
+  }
+  ::unsetenv("CREW_HANG_ACTION");
+}
+
 TEST_P(HangFault, DeadRankSendsNoReport) {
   auto results = run_hang_job(
       2,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <cstdlib>
 
 #include "crew/core/check.h"
 #include "crew/core/env.h"
@@ -22,6 +24,11 @@ DebugOptions DebugOptions::from_env() {
              "'");
   o.detail = level == "DETAIL";
   o.hang_timeout = env::get_duration("CREW_HANG_TIMEOUT", kDefaultHangTimeout);
+  std::string action = env::get_string("CREW_HANG_ACTION", "log");
+  std::transform(action.begin(), action.end(), action.begin(), [](unsigned char c) { return std::tolower(c); });
+  CREW_CHECK(action == "log" || action == "abort", "CREW_HANG_ACTION: expected log or abort, got '", action,
+             "'");
+  o.abort_on_hang = action == "abort";
   o.report_timeout = env::get_duration("CREW_HANG_REPORT_TIMEOUT", kDefaultReportTimeout);
   CREW_CHECK(o.hang_timeout.count() >= 0, "CREW_HANG_TIMEOUT: must not be negative, got ",
              o.hang_timeout.count(), " ms");
@@ -95,6 +102,7 @@ void DebugProcessGroup::watchdog() {
                     format_duration(debug_options_.hang_timeout), "): ", report.text);
         CREW_LOG(ERROR) << "crew::dist watchdog (rank " << rank_ << ", group " << options_.group_name
                         << "): " << text;
+        if (debug_options_.abort_on_hang) abort_for_hang();
         std::lock_guard<std::mutex> reports_lock(stop_mutex_);
         hang_reports_.push_back(text);
       }
@@ -107,6 +115,19 @@ void DebugProcessGroup::watchdog() {
     }
     lock.lock();
   }
+}
+
+void DebugProcessGroup::abort_for_hang() {
+  // The stalled op may be running on the waiting thread, which nothing can interrupt: end the
+  // process. Later gatherers read this rank as failed; its peers' ops fail when it is gone.
+  auto state = core_->trace.state(rank_, /*left=*/false);
+  state.where = debug::RankState::Where::FAILED;
+  debug::publish_final(*core_->store, state);
+  CREW_LOG(ERROR) << "crew::dist watchdog (rank " << rank_ << ", group " << options_.group_name
+                  << "): CREW_HANG_ACTION=abort: exiting with code " << DebugOptions::kHangExitCode;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(DebugOptions::kHangExitCode);
 }
 
 std::shared_ptr<Work> DebugProcessGroup::run(OpRecord record,

@@ -43,6 +43,11 @@ struct DebugOptions {
   bool detail = false;
   // No progress for this long logs every rank's report (CREW_HANG_TIMEOUT; 0 = no watchdog).
   std::chrono::milliseconds hang_timeout = kDefaultHangTimeout;
+  // After logging a hang report, end this process with kHangExitCode (CREW_HANG_ACTION=abort;
+  // default log): the launcher then stops the group and restarts it (--max_restart), which
+  // resumes from the newest checkpoint, instead of the job waiting out CREW_TIMEOUT.
+  bool abort_on_hang = false;
+  static constexpr int kHangExitCode = 124;  // as timeout(1)
   // How long a report waits for the other ranks' answers (CREW_HANG_REPORT_TIMEOUT).
   std::chrono::milliseconds report_timeout = kDefaultReportTimeout;
   // How often the watchdog looks for stalls and report requests (one store request each).
@@ -51,7 +56,7 @@ struct DebugOptions {
   size_t history = kDefaultHistory;
 
   // CREW_DIST_DEBUG (OFF or DETAIL, default OFF), CREW_HANG_TIMEOUT (default 300 s),
-  // CREW_HANG_REPORT_TIMEOUT (default 10 s). ValueError naming the variable otherwise.
+  // CREW_HANG_ACTION (log or abort, default log), CREW_HANG_REPORT_TIMEOUT (default 10 s). ValueError naming the variable otherwise.
   static DebugOptions from_env();
 };
 
@@ -93,6 +98,7 @@ class DebugProcessGroup final : public ProcessGroup {
   // The DETAIL check of op `id`: DesyncError when the ranks' fingerprints differ.
   void check_agreement(uint64_t id, const debug::OpRecord& record);
   void watchdog();
+  [[noreturn]] void abort_for_hang();  // CREW_HANG_ACTION=abort, after the report is logged
 
   std::shared_ptr<ProcessGroup> inner_;
   DebugOptions debug_options_;
