@@ -15,11 +15,13 @@
 // Header-only: examples/*.cpp are each a program.
 #include <signal.h>
 
+#include <chrono>
 #include <cstring>
 #include <iostream>
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "crew/core/env.h"
@@ -141,17 +143,25 @@ inline std::optional<Resumed> resume(const CheckpointConfig& cfg, crew::nn::Laye
   return out;
 }
 
-// Fault injection for the restart tests: with CREW_FAULT_KILL_AT_STEP=S, rank
-// CREW_FAULT_KILL_RANK (default: the last) SIGKILLs itself before step S, in the first run of
-// the job only (CREW_RESTART_COUNT 0), so that `crew launch --max_restart` has to resume it.
+// Fault injection for the restart tests, in the first run of the job only (CREW_RESTART_COUNT
+// 0), so that `crew launch --max_restart` has to resume it: with CREW_FAULT_KILL_AT_STEP=S,
+// rank CREW_FAULT_KILL_RANK (default: the last) SIGKILLs itself before step S; with
+// CREW_FAULT_HANG_AT_STEP=S it stops (sleeps) there instead, a hang that only the other ranks'
+// watchdogs (CREW_HANG_TIMEOUT, CREW_HANG_ACTION=abort) or CREW_TIMEOUT end.
 inline void maybe_inject_fault(int64_t global_step, int rank, int world) {
-  static const long long at = crew::env::get_int("CREW_FAULT_KILL_AT_STEP", -1);
-  if (at < 0 || at != global_step) return;
+  static const long long kill_at = crew::env::get_int("CREW_FAULT_KILL_AT_STEP", -1);
+  static const long long hang_at = crew::env::get_int("CREW_FAULT_HANG_AT_STEP", -1);
+  if (kill_at != global_step && hang_at != global_step) return;
   if (crew::ParallelEnv::from_env().restart_count != 0) return;
   if (crew::env::get_int("CREW_FAULT_KILL_RANK", world - 1) != rank) return;
-  std::cerr << "train_cnn: fault injection: rank " << rank << " kills itself (SIGKILL) before step "
-            << global_step << std::endl;
-  ::raise(SIGKILL);
+  if (kill_at == global_step) {
+    std::cerr << "train_cnn: fault injection: rank " << rank << " kills itself (SIGKILL) before step "
+              << global_step << std::endl;
+    ::raise(SIGKILL);
+  }
+  std::cerr << "train_cnn: fault injection: rank " << rank << " stops (hangs) before step " << global_step
+            << std::endl;
+  for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
 }  // namespace train_cnn

@@ -233,6 +233,28 @@ TEST_F(ResumeFault, WorkerKilledMidEpochIsRestartedFromTheLastCheckpointWithNoth
   EXPECT_EQ(first_attempt.back(), "13");
 }
 
+// A hang instead of a crash: rank 1 stops before step 14 (CREW_FAULT_HANG_AT_STEP) while
+// rank 0 waits in that step's all_reduce. With CREW_HANG_ACTION=abort rank 0's watchdog logs
+// the report after CREW_HANG_TIMEOUT and exits with 124; the launcher stops rank 1 and
+// restarts the group, which resumes from step 12 as after a crash (CREW_TIMEOUT is 60 s here,
+// so only the watchdog can end the hang quickly).
+TEST_F(ResumeFault, HungWorkerIsEndedByTheWatchdogAndTheGroupResumes) {
+  CrewRun r = train(*dir_, "hung", {"--max_restart", "1"}, {},
+                    {"CREW_FAULT_HANG_AT_STEP=14", "CREW_HANG_TIMEOUT=5s", "CREW_HANG_ACTION=abort"});
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(count(r.stderr_text, "Restarting the job"), 1) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("exit code 124"), std::string::npos) << r.stderr_text;
+  EXPECT_NE(read_file(dir_->file("hung.log/workerlog.1")).find("fault injection: rank 1 stops (hangs) before step 14"),
+            std::string::npos);
+  const std::string log0 = read_file(dir_->file("hung.log/workerlog.0"));
+  EXPECT_NE(log0.find("behind: rank 1 has not issued"), std::string::npos) << log0;
+  EXPECT_NE(log0.find("CREW_HANG_ACTION=abort: exiting with code 124"), std::string::npos) << log0;
+  EXPECT_EQ(count(r.output, "resumed from " + dir_->file("hung.ckpt") + "/step-000000000012 (epoch 1, batch 2)"), 1)
+      << r.output;
+  EXPECT_EQ(final_accuracy(r.output), final_accuracy(reference_->output)) << r.output;
+  expect_same_as_reference("hung", 12);
+}
+
 TEST_F(ResumeFault, CorruptNewestCheckpointIsSkippedAndThePreviousOneUsed) {
   // A first run stops after 7 steps: checkpoints after steps 4 and 7 (the end of the run).
   CrewRun first = train(*dir_, "corrupt", {}, {"--max-steps", "7"});
