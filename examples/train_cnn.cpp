@@ -75,6 +75,8 @@ struct TrainOptions {
   std::string metrics;        // JSON-lines file
   int64_t test_samples = 0;   // 0: the whole test split
   int threads = 0;            // 0: crew's default (CREW_NUM_THREADS or all cores)
+  double comm_buffer_mb = 25;       // DataParallel bucket cap (Paddle's comm_buffer_size)
+  double last_comm_buffer_mb = 1;   // DataParallel first bucket (Paddle's last_comm_buffer_size)
   int64_t log_every = 1000;
   bool compare_single = false;
   int64_t compare_steps = 300;
@@ -270,7 +272,10 @@ int run(const TrainOptions& o) {
   std::shared_ptr<crew::DataParallel> dp;
   crew::nn::Layer* model = net.get();
   if (world > 1) {
-    dp = std::make_shared<crew::DataParallel>(net);
+    crew::DataParallelOptions dpo;
+    dpo.comm_buffer_bytes = static_cast<size_t>(o.comm_buffer_mb * (1 << 20));
+    dpo.last_comm_buffer_bytes = static_cast<size_t>(o.last_comm_buffer_mb * (1 << 20));
+    dp = std::make_shared<crew::DataParallel>(net, dpo);
     model = dp.get();
   }
   if (chief) {
@@ -450,6 +455,11 @@ int main(int argc, char** argv) {
   app.add_option("--metrics", o.metrics, "append JSON lines (one per step, one per epoch) to FILE");
   app.add_option("--test-samples", o.test_samples, "evaluate on the first N test images (0: all)");
   app.add_option("--threads", o.threads, "compute threads (0: CREW_NUM_THREADS or all cores)");
+  app.add_option("--comm-buffer-size", o.comm_buffer_mb, "DataParallel bucket cap in MiB (Paddle's comm_buffer_size)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--last-comm-buffer-size", o.last_comm_buffer_mb,
+                 "DataParallel first bucket in MiB (Paddle's last_comm_buffer_size)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--log-every", o.log_every, "print the loss line every N batches")->check(CLI::PositiveNumber);
   app.add_flag("--compare-single", o.compare_single, "after training, measure one process and print the speed-up");
   app.add_option("--compare-steps", o.compare_steps, "steps of the one-process measurement")->check(CLI::PositiveNumber);
