@@ -11,12 +11,14 @@
 #include "crew/dist/backends/hier/hier_process_group.h"
 #include "crew/dist/backends/shm/shm_process_group.h"
 #include "crew/dist/host_layout.h"
+#include "tests/dist/reduction_values.h"
 #include "tests/dist/shm_harness.h"
 
 namespace crew::dist {
 namespace {
 
 using testing::shm::run_ranks;
+using namespace testing_values;
 
 const std::vector<DType> kDTypes = {DType::FLOAT32, DType::FLOAT64, DType::INT32, DType::INT64, DType::UINT8};
 const std::vector<ReduceOp> kOps = {ReduceOp::SUM, ReduceOp::MAX, ReduceOp::MIN, ReduceOp::PROD,
@@ -30,57 +32,6 @@ void simulate_hosts(int rank, int per_host) {
 std::shared_ptr<ProcessGroup> make_hier(Store& store, int rank, int world) {
   std::shared_ptr<Store> borrowed(&store, [](Store*) {});
   return create_hier_process_group(borrowed, rank, world, ProcessGroupOptions{std::chrono::seconds(30), "h"});
-}
-
-// Rank r's element i: small positive integers, so float results are exact.
-template <typename T>
-T value_of(int rank, int64_t i) {
-  return static_cast<T>((i * 7 + rank * 3) % 5 + 1);
-}
-
-template <typename T>
-T combine(T a, T b, ReduceOp op) {
-  switch (op) {
-    case ReduceOp::SUM:
-    case ReduceOp::AVG:
-      return static_cast<T>(a + b);
-    case ReduceOp::PROD:
-      return static_cast<T>(a * b);
-    case ReduceOp::MAX:
-      return a > b ? a : b;
-    case ReduceOp::MIN:
-      return a < b ? a : b;
-  }
-  return a;
-}
-
-// The reduction over ranks of value_of(r, i), computed directly in rank order.
-template <typename T>
-std::vector<T> expected_reduction(int world, int64_t n, ReduceOp op) {
-  std::vector<T> out(n);
-  for (int64_t i = 0; i < n; ++i) {
-    T acc = value_of<T>(0, i);
-    for (int r = 1; r < world; ++r) acc = combine(acc, value_of<T>(r, i), op);
-    if (op == ReduceOp::AVG) acc = static_cast<T>(acc / static_cast<T>(world));
-    out[i] = acc;
-  }
-  return out;
-}
-
-template <typename T>
-Tensor rank_tensor(int rank, int64_t n) {
-  std::vector<T> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = value_of<T>(rank, i);
-  return Tensor::from_vector<T>(v);
-}
-
-template <typename T>
-void require_equal(const Tensor& t, const std::vector<T>& expected, const std::string& what) {
-  std::vector<T> got = t.to_vector<T>();
-  SHM_REQUIRE(got.size() == expected.size(), what, ": size ", got.size(), " vs ", expected.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    SHM_REQUIRE(got[i] == expected[i], what, ": element ", i, " is ", +got[i], ", expected ", +expected[i]);
-  }
 }
 
 void check_all_reduce(ProcessGroup& pg, DType dtype, ReduceOp op, int64_t n) {

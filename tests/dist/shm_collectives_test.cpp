@@ -7,12 +7,14 @@
 #include <vector>
 
 #include "crew/dist/backends/shm/shm_process_group.h"
+#include "tests/dist/reduction_values.h"
 #include "tests/dist/shm_harness.h"
 
 namespace crew::dist {
 namespace {
 
 using testing::shm::run_ranks;
+using namespace testing_values;
 using testing::shm::shm_entries;
 
 const std::vector<int64_t> kSizes = {1, 7, 1023, 9001};  // 9001: several chunks, a partial one
@@ -33,53 +35,6 @@ std::shared_ptr<ProcessGroup> make_group(Store& store, int rank, int world, cons
   options.timeout = std::chrono::seconds(30);
   std::shared_ptr<Store> borrowed(&store, [](Store*) {});
   return create_shm_process_group(borrowed, rank, world, options, shm);
-}
-
-// Rank r's element i: small positive integers, so float results are exact.
-template <typename T>
-T value_of(int rank, int64_t i) {
-  return static_cast<T>((i * 7 + rank * 3) % 5 + 1);
-}
-
-template <typename T>
-T combine(T a, T b, ReduceOp op) {
-  switch (op) {
-    case ReduceOp::SUM:
-    case ReduceOp::AVG: return static_cast<T>(a + b);
-    case ReduceOp::PROD: return static_cast<T>(a * b);
-    case ReduceOp::MAX: return a > b ? a : b;
-    case ReduceOp::MIN: return a < b ? a : b;
-  }
-  return a;
-}
-
-// The reduction over ranks of value_of(r, offset + i), in rank order.
-template <typename T>
-std::vector<T> expected_reduction(int world, int64_t n, ReduceOp op, int64_t offset = 0) {
-  std::vector<T> out(n);
-  for (int64_t i = 0; i < n; ++i) {
-    T acc = value_of<T>(0, offset + i);
-    for (int r = 1; r < world; ++r) acc = combine(acc, value_of<T>(r, offset + i), op);
-    if (op == ReduceOp::AVG) acc = static_cast<T>(acc / static_cast<T>(world));
-    out[i] = acc;
-  }
-  return out;
-}
-
-template <typename T>
-Tensor rank_tensor(int rank, int64_t n, int64_t offset = 0) {
-  std::vector<T> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = value_of<T>(rank, offset + i);
-  return Tensor::from_vector<T>(v);
-}
-
-template <typename T>
-void require_equal(const Tensor& t, const std::vector<T>& expected, const std::string& what) {
-  std::vector<T> got = t.to_vector<T>();
-  SHM_REQUIRE(got.size() == expected.size(), what, ": size ", got.size(), " vs ", expected.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    SHM_REQUIRE(got[i] == expected[i], what, ": element ", i, " is ", +got[i], ", expected ", +expected[i]);
-  }
 }
 
 void expect_all_ok(const std::vector<testing::shm::RankResult>& results) {
