@@ -3,6 +3,7 @@
 // CREW_DIST_DEBUG=DETAIL, and ranks with different numbers of batches (the seed's plain
 // BatchSampler mistake). Each ends in an error whose report names the ranks, within seconds.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <thread>
@@ -122,10 +123,16 @@ TEST(HangAbortFault, WatchdogEndsTheStalledRankWhenAsked) {
       2,
       [](int rank) {
         init_parallel_env();
+        auto store = global_store();
+        if (rank == 0) store->set("pid0", std::to_string(::getpid()));
         Tensor t = Tensor::ones({64});
         all_reduce(t);
-        if (rank == 1) {  // stops calling for a while, then leaves without error
-          std::this_thread::sleep_for(std::chrono::seconds(4));
+        if (rank == 1) {  // stops calling until rank 0 is gone (at most 20 s), then leaves
+          const pid_t pid0 = static_cast<pid_t>(std::stol(store->get_string("pid0")));
+          Deadline deadline(std::chrono::seconds(20));
+          while (::kill(pid0, 0) == 0 && !deadline.expired()) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          }
           ::_exit(0);
         }
         all_reduce(t);  // stalls: rank 1 never joins; the watchdog ends this process
