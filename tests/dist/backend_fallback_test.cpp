@@ -16,9 +16,8 @@
 #include "crew/dist/backends/shm/shm_process_group.h"
 #include "crew/dist/collective.h"
 #include "crew/dist/parallel.h"
-#include "crew/dist/store/tcp_store.h"
+#include "tests/dist/hosted_job.h"
 #include "tests/dist/shm_harness.h"
-#include "tests/testing/multiprocess.h"
 
 namespace crew::dist {
 namespace {
@@ -31,20 +30,11 @@ namespace {
 // Forks `world` ranks of one job against a store served here; CREW_BACKEND=backend.
 std::vector<testing::RankResult> run_job(int world, const std::string& backend,
                                          const std::function<void(int)>& fn) {
-  TCPStoreOptions so;
-  so.is_server = true;
-  so.port = 0;
-  TCPStore server("127.0.0.1", so);
-  testing::RunRanksOptions ro;
-  ro.timeout = std::chrono::seconds(90);
-  ro.set_rank_env = true;
-  ro.env = {{"CREW_MASTER", "127.0.0.1:" + std::to_string(server.port())},
-            {"CREW_TIMEOUT", "30s"},
-            {"CREW_STORE_HOSTED", "1"},
-            {"CREW_BACKEND", backend},
-            {"CREW_JOB_ID", "fallback" + std::to_string(::getpid())}};
-  return testing::run_ranks(
-      world, [&](int rank, int) { fn(rank); }, ro);
+  testing_job::HostedJobOptions o;
+  o.backend = backend;
+  o.env = {{"CREW_JOB_ID", "fallback" + std::to_string(::getpid())}};
+  o.deadline = std::chrono::seconds(90);
+  return testing_job::run_hosted_job(world, fn, o);
 }
 
 // Sends this process's stderr to a file; text() reads what was written so far.

@@ -1,6 +1,6 @@
 #pragma once
-// Helpers of the hang and desync tests: a job of real processes on 127.0.0.1 that meet at a
-// TCPStore hosted by the test process (OS-chosen port), with short timeouts.
+// Helpers of the hang and desync tests: a hosted job (tests/dist/hosted_job.h) with short
+// timeouts, and checks run inside the children.
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -11,8 +11,7 @@
 #include <vector>
 
 #include "crew/core/check.h"
-#include "crew/dist/store/tcp_store.h"
-#include "tests/testing/multiprocess.h"
+#include "tests/dist/hosted_job.h"
 
 namespace crew::dist::testing_hang {
 
@@ -26,21 +25,13 @@ struct HangJobOptions {
 
 inline std::vector<testing::RankResult> run_hang_job(int world, const std::function<void(int rank)>& fn,
                                                      const HangJobOptions& opt = {}) {
-  TCPStoreOptions so;
-  so.is_server = true;
-  so.port = 0;
-  TCPStore server("127.0.0.1", so);
-  testing::RunRanksOptions ro;
-  ro.timeout = opt.deadline;
-  ro.set_rank_env = true;
-  ro.env = {{"CREW_MASTER", "127.0.0.1:" + std::to_string(server.port())},
-            {"CREW_STORE_HOSTED", "1"},
-            {"CREW_BACKEND", opt.backend},
-            {"CREW_TIMEOUT", opt.timeout},
-            {"CREW_HANG_REPORT_TIMEOUT", opt.report_timeout}};
-  for (const auto& kv : opt.env) ro.env.push_back(kv);
-  return testing::run_ranks(
-      world, [&](int rank, int) { fn(rank); }, ro);
+  testing_job::HostedJobOptions job;
+  job.backend = opt.backend;
+  job.timeout = opt.timeout;
+  job.env = {{"CREW_HANG_REPORT_TIMEOUT", opt.report_timeout}};
+  job.env.insert(job.env.end(), opt.env.begin(), opt.env.end());
+  job.deadline = opt.deadline;
+  return testing_job::run_hosted_job(world, fn, job);
 }
 
 // In a child: prints a report the test checks (so a test log shows what users would see).
