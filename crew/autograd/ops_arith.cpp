@@ -15,7 +15,7 @@ Tensor bin(BinaryOp op, const Tensor& a, const Tensor& b) { return ops::binary(o
 template <typename F>
 Tensor map_unary(const Tensor& x, const char* name, F f) {
   ops::check_floating(x, name);
-  Tensor y = Tensor::empty(x.shape(), x.dtype());
+  Tensor y = Tensor::uninitialized(x.shape(), x.dtype());
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_floating_point_v<T>) {

@@ -52,7 +52,7 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
   for (int64_t d = 0; d < a; ++d) outer *= out[d];
   for (int64_t d = a + 1; d < static_cast<int64_t>(out.size()); ++d) inner *= out[d];
   const size_t es = dtype_size(xs[0].dtype());
-  Tensor y = Tensor::empty(out, xs[0].dtype());
+  Tensor y = Tensor::uninitialized(out, xs[0].dtype());
   char* yp = static_cast<char*>(y.raw_data());
   const int64_t out_row = out[a] * inner;
   int64_t col = 0;

@@ -21,7 +21,7 @@ Batch default_collate(const std::vector<Sample>& samples) {
     CREW_CHECK(first.defined(), "default_collate: field ", f, " of sample 0 is undefined");
     Shape shape{count};
     shape.insert(shape.end(), first.shape().begin(), first.shape().end());
-    Tensor out = Tensor::empty(shape, first.dtype());
+    Tensor out = Tensor::uninitialized(shape, first.dtype());
     auto* dst = static_cast<uint8_t*>(out.raw_data());
     const size_t bytes = first.nbytes();
     for (int64_t s = 0; s < count; ++s) {

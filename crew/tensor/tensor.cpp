@@ -7,12 +7,12 @@
 namespace crew {
 namespace {
 
-std::shared_ptr<TensorImpl> new_impl(const Shape& shape, DType dtype) {
+std::shared_ptr<TensorImpl> new_impl(const Shape& shape, DType dtype, Storage::Init init) {
   for (int64_t d : shape) CREW_CHECK(d >= 0, "Tensor: negative extent in shape ", shape_str(shape));
   auto impl = std::make_shared<TensorImpl>();
   impl->shape = shape;
   impl->dtype = dtype;
-  impl->storage = std::make_shared<Storage>(static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype));
+  impl->storage = std::make_shared<Storage>(static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype), init);
   return impl;
 }
 
@@ -27,12 +27,15 @@ void convert_into(Dst* dst, const void* src, DType src_dtype, int64_t n) {
 
 }  // namespace
 
-Tensor Tensor::empty(const Shape& shape, DType dtype) { return Tensor(new_impl(shape, dtype)); }
+Tensor Tensor::empty(const Shape& shape, DType dtype) { return Tensor(new_impl(shape, dtype, Storage::Init::ZERO)); }
 Tensor Tensor::zeros(const Shape& shape, DType dtype) { return empty(shape, dtype); }
+Tensor Tensor::uninitialized(const Shape& shape, DType dtype) {
+  return Tensor(new_impl(shape, dtype, Storage::Init::UNINITIALIZED));
+}
 Tensor Tensor::ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
 
 Tensor Tensor::full(const Shape& shape, double value, DType dtype) {
-  Tensor t = empty(shape, dtype);
+  Tensor t = uninitialized(shape, dtype);
   t.fill_(value);
   return t;
 }
@@ -40,7 +43,7 @@ Tensor Tensor::full(const Shape& shape, double value, DType dtype) {
 Tensor Tensor::scalar(double value, DType dtype) { return full({}, value, dtype); }
 
 Tensor Tensor::arange(int64_t n, DType dtype) {
-  Tensor t = empty({n}, dtype);
+  Tensor t = uninitialized({n}, dtype);
   dispatch_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     T* p = t.data<T>();
@@ -53,7 +56,7 @@ template <typename T>
 Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape) {
   CREW_CHECK_EQ(static_cast<int64_t>(values.size()), shape_numel(shape),
                 "Tensor::from_vector: value count does not match shape ", shape_str(shape));
-  Tensor t = empty(shape, dtype_of<T>);
+  Tensor t = uninitialized(shape, dtype_of<T>);
   if (!values.empty()) std::memcpy(t.raw_data(), values.data(), values.size() * sizeof(T));
   return t;
 }
@@ -120,7 +123,7 @@ Tensor Tensor::select(int64_t index) const {
 
 Tensor Tensor::clone() const {
   check_defined("clone");
-  Tensor out = empty(shape(), dtype());
+  Tensor out = uninitialized(shape(), dtype());
   if (nbytes()) std::memcpy(out.raw_data(), raw_data(), nbytes());
   return out;
 }
@@ -128,7 +131,7 @@ Tensor Tensor::clone() const {
 Tensor Tensor::to(DType target) const {
   check_defined("to");
   if (target == dtype()) return clone();
-  Tensor out = empty(shape(), target);
+  Tensor out = uninitialized(shape(), target);
   dispatch_dtype(target, [&](auto tag) {
     using D = decltype(tag);
     convert_into(out.data<D>(), raw_data(), dtype(), numel());

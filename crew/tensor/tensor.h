@@ -47,6 +47,9 @@ class Tensor {
   // Factories. All return new, contiguous, owned storage.
   static Tensor empty(const Shape& shape, DType dtype = DType::FLOAT32);  // zero-filled
   static Tensor zeros(const Shape& shape, DType dtype = DType::FLOAT32);
+  // Contents unspecified (0xFF bytes in builds without NDEBUG): for outputs the caller
+  // overwrites in full, which then skip the zero-fill pass.
+  static Tensor uninitialized(const Shape& shape, DType dtype = DType::FLOAT32);
   static Tensor ones(const Shape& shape, DType dtype = DType::FLOAT32);
   static Tensor full(const Shape& shape, double value, DType dtype = DType::FLOAT32);
   static Tensor scalar(double value, DType dtype = DType::FLOAT32);  // shape {}

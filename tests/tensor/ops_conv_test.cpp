@@ -1,6 +1,7 @@
 // oneDNN convolution kernels against the naive double-precision reference, on odd shapes.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <ostream>
 
 #include <cmath>
@@ -57,6 +58,40 @@ TEST_P(ConvKernelTest, MatchesReference) {
     for (size_t i = 0; i < g.size(); ++i) want[(i / plane) % c.w[0]] += g[i];
     expect_close(want, gb, "backward bias");
   }
+}
+
+// conv2d_backward (both passes at once, sharing grad_y's layout change and the input kept by
+// the forward pass) gives the same gradients as the passes run alone, with and without
+// the forward's saved state, and for each subset of the gradients.
+TEST_P(ConvKernelTest, CombinedBackwardMatchesSeparatePasses) {
+  const ConvCase c = GetParam();
+  Generator gen(23);
+  Tensor x = uniform(c.x, -1, 1, DType::FLOAT32, &gen);
+  Tensor w = uniform(c.w, -1, 1, DType::FLOAT32, &gen);
+  Tensor b = c.bias ? uniform({c.w[0]}, -1, 1, DType::FLOAT32, &gen) : Tensor();
+  std::shared_ptr<const ops::Conv2dSaved> saved;
+  Tensor y = ops::conv2d_forward(x, w, b, c.p, &saved);
+  ASSERT_NE(saved, nullptr);
+  expect_close(ops::conv2d_forward(x, w, b, c.p).to_vector<double>(), y, "forward with saved state");
+  Tensor gy = uniform(y.shape(), -1, 1, DType::FLOAT32, &gen);
+
+  const std::vector<double> want_x = ops::conv2d_backward_data(gy, w, c.x, c.p).to_vector<double>();
+  Tensor gw = Tensor::empty(c.w);
+  Tensor gb = c.bias ? Tensor::empty({c.w[0]}) : Tensor();
+  ops::conv2d_backward_weights(gy, x, c.p, gw, gb);
+  for (const ops::Conv2dSaved* state : {saved.get(), static_cast<const ops::Conv2dSaved*>(nullptr)}) {
+    ops::Conv2dGrads r = ops::conv2d_backward(gy, x, w, c.x, c.p, {.bias = c.bias}, state);
+    expect_close(want_x, r.grad_x, "combined: grad_x");
+    expect_close(gw.to_vector<double>(), r.grad_weight, "combined: grad_weight");
+    ASSERT_EQ(r.grad_bias.defined(), c.bias);
+    if (c.bias) expect_close(gb.to_vector<double>(), r.grad_bias, "combined: grad_bias");
+  }
+  ops::Conv2dGrads only_x = ops::conv2d_backward(gy, Tensor(), w, c.x, c.p, {.weights = false});
+  expect_close(want_x, only_x.grad_x, "data pass only");
+  EXPECT_FALSE(only_x.grad_weight.defined());
+  ops::Conv2dGrads only_w = ops::conv2d_backward(gy, x, w, c.x, c.p, {.data = false, .bias = c.bias}, saved.get());
+  EXPECT_FALSE(only_w.grad_x.defined());
+  expect_close(gw.to_vector<double>(), only_w.grad_weight, "weight pass only");
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "crew/tensor/ops/pool.h"
+#include "crew/tensor/ops/pool_direct.h"
 #include "crew/tensor/random.h"
 #include "tests/tensor/ops_reference.h"
 
@@ -66,6 +67,22 @@ INSTANTIATE_TEST_SUITE_P(Shapes, PoolKernelTest,
                                            PoolCase{{1, 3, 7, 9}, {{3, 3}, {2, 2}, {1, 1}}},     // padding
                                            PoolCase{{2, 2, 5, 8}, {{2, 3}, {1, 2}, {1, 1}}},
                                            PoolCase{{1, 1, 6, 6}, {{3, 3}, {3, 3}, {0, 0}}}));
+
+// The direct backward kernel gets an uninitialised grad_x and must write every element,
+// including those no window covers (the dropped last row and column of an odd extent).
+TEST(PoolKernelTest, DirectBackwardOverwritesItsWholeOutput) {
+  const Shape xs{2, 3, 11, 9};
+  const ops::Pool2dParams p{{2, 2}, {2, 2}, {0, 0}};
+  Tensor x = distinct_input(xs, 3);
+  for (ops::PoolKind kind : {ops::PoolKind::MAX, ops::PoolKind::AVG}) {
+    ops::PoolForwardResult r = ops::pool2d_forward(kind, x, p, true, ops::PoolImpl::DIRECT);
+    Generator gen(4);
+    Tensor gy = uniform(r.y.shape(), -1, 1, DType::FLOAT32, &gen);
+    Tensor gx = Tensor::full(xs, std::nan(""));
+    ops::detail::pool2d_direct_backward(kind, gy, r.workspace, p, gx);
+    expect_close(reference::pool2d_backward(kind, x, gy, p), gx, kind == ops::PoolKind::MAX ? "max" : "avg");
+  }
+}
 
 TEST(PoolKernelTest, RejectsBadConfigurations) {
   EXPECT_THROW(ops::pool2d_output_shape({1, 1, 4, 4}, {{2, 2}, {0, 2}, {0, 0}}), ValueError);

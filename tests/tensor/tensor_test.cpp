@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "crew/tensor/random.h"
 #include "crew/tensor/tensor.h"
 
@@ -13,6 +15,26 @@ TEST(Tensor, FactoriesAndAlignment) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw_data()) % 64, 0u);
   for (float v : t.to_vector<float>()) EXPECT_EQ(v, 1.0f);
   EXPECT_THROW(t.data<int64_t>(), ValueError);
+}
+
+// empty/zeros zero-fill even memory that held data before; uninitialized skips that pass
+// (and, in builds without NDEBUG, poisons the buffer so that a kernel reading what it never
+// wrote shows up as NaN in tests).
+TEST(Tensor, EmptyZeroFillsUninitializedDoesNot) {
+  for (int round = 0; round < 3; ++round) {
+    {
+      Tensor used = Tensor::uninitialized({1000, 257});
+      EXPECT_EQ(used.shape(), (Shape{1000, 257}));
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(used.raw_data()) % 64, 0u);
+#ifndef NDEBUG
+      for (float v : used.view({-1}).slice(0, 100).to_vector<float>()) EXPECT_TRUE(std::isnan(v));
+#endif
+      used.fill_(7.0);
+    }
+    for (float v : Tensor::empty({1000, 257}).to_vector<float>()) ASSERT_EQ(v, 0.0f);
+    for (float v : Tensor::zeros({1000, 257}).to_vector<float>()) ASSERT_EQ(v, 0.0f);
+  }
+  EXPECT_EQ(Tensor::uninitialized({0, 3}).numel(), 0);
 }
 
 TEST(Tensor, ViewsShareStorage) {

@@ -9,7 +9,7 @@ Tensor ToTensor::operator()(const Tensor& image) const {
              "ToTensor: expected an image of shape [H, W] or [H, W, C], got ",
              image.defined() ? shape_str(image.shape()) : std::string("undefined"));
   const int64_t h = image.size(0), w = image.size(1), c = image.dim() == 3 ? image.size(2) : 1;
-  Tensor out = Tensor::empty({c, h, w}, image.dtype() == DType::FLOAT64 ? DType::FLOAT64 : DType::FLOAT32);
+  Tensor out = Tensor::uninitialized({c, h, w}, image.dtype() == DType::FLOAT64 ? DType::FLOAT64 : DType::FLOAT32);
   dispatch_dtype(image.dtype(), [&](auto in_tag) {
     using In = decltype(in_tag);
     const In* src = image.data<In>();

@@ -9,18 +9,15 @@ namespace crew::nn::functional {
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Pair stride, Pair padding, Pair dilation,
               int64_t groups) {
   const ops::Conv2dParams p{stride, padding, dilation, groups};
-  Tensor y = ops::conv2d_forward(x, weight, bias, p);
-  if (autograd::should_record({&x, &weight, &bias})) {
-    autograd::record(y, "conv2d", {x, weight, bias}, [x, weight, p, has_bias = bias.defined()](
+  const bool record = autograd::should_record({&x, &weight, &bias});
+  std::shared_ptr<const ops::Conv2dSaved> saved;
+  Tensor y = ops::conv2d_forward(x, weight, bias, p, record ? &saved : nullptr);
+  if (record) {
+    autograd::record(y, "conv2d", {x, weight, bias}, [x, weight, p, saved, has_bias = bias.defined()](
                                                           const Tensor& g, const std::vector<bool>& needs) {
-      std::vector<Tensor> grads(3);
-      if (needs[0]) grads[0] = ops::conv2d_backward_data(g, weight, x.shape(), p);
-      if (needs[1] || needs[2]) {
-        grads[1] = Tensor::empty(weight.shape());
-        if (has_bias) grads[2] = Tensor::empty({weight.size(0)});
-        ops::conv2d_backward_weights(g, x, p, grads[1], grads[2]);
-      }
-      return grads;
+      const ops::Conv2dNeeds want{.data = needs[0], .weights = needs[1] || needs[2], .bias = has_bias};
+      ops::Conv2dGrads r = ops::conv2d_backward(g, x, weight, x.shape(), p, want, saved.get());
+      return std::vector<Tensor>{r.grad_x, r.grad_weight, r.grad_bias};
     });
   }
   return y;

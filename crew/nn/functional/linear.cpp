@@ -25,11 +25,11 @@ std::vector<Tensor> linear_backward(const Tensor& g, const Tensor& x, const Tens
   std::vector<Tensor> grads(3);
   const T* gp = g.data<T>();
   if (needs[0]) {
-    grads[0] = Tensor::empty(x.shape(), x.dtype());
+    grads[0] = Tensor::uninitialized(x.shape(), x.dtype());
     ops::gemm(false, true, m, in, out, T(1), gp, out, w.data<T>(), out, T(0), grads[0].data<T>(), in);
   }
   if (needs[1]) {
-    grads[1] = Tensor::empty(w.shape(), w.dtype());
+    grads[1] = Tensor::uninitialized(w.shape(), w.dtype());
     ops::gemm(true, false, in, out, m, T(1), x.data<T>(), in, gp, out, T(0), grads[1].data<T>(), out);
   }
   if (needs[2]) {
@@ -58,7 +58,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const int64_t m = x.numel() / weight.size(0);
   Shape out_shape = x.shape();
   out_shape.back() = weight.size(1);
-  Tensor y = Tensor::empty(out_shape, x.dtype());
+  Tensor y = Tensor::uninitialized(out_shape, x.dtype());
   if (x.dtype() == DType::FLOAT32) {
     linear_forward<float>(x, weight, bias, y, m);
   } else {

@@ -51,7 +51,7 @@ Tensor softmax_impl(const Tensor& x, int64_t axis, bool log_out, const char* nam
   ops::check_floating(x, name);
   CREW_CHECK(x.dim() >= 1, name, ": tensor of shape ", shape_str(x.shape()), " has no axis");
   const AxisSplit p = split_at_axis(x.shape(), normalize_axis(axis, x.dim()));
-  Tensor y = Tensor::empty(x.shape(), x.dtype());
+  Tensor y = Tensor::uninitialized(x.shape(), x.dtype());
   if (x.dtype() == DType::FLOAT32) {
     softmax_forward(x.data<float>(), y.data<float>(), p, log_out);
   } else {
@@ -59,7 +59,7 @@ Tensor softmax_impl(const Tensor& x, int64_t axis, bool log_out, const char* nam
   }
   if (autograd::should_record({&x})) {
     autograd::record(y, name, {x}, [p, log_out, y = y.detach()](const Tensor& g, const std::vector<bool>&) {
-      Tensor gx = Tensor::empty(g.shape(), g.dtype());
+      Tensor gx = Tensor::uninitialized(g.shape(), g.dtype());
       if (g.dtype() == DType::FLOAT32) {
         softmax_backward(g.data<float>(), y.data<float>(), gx.data<float>(), p, log_out);
       } else {

@@ -80,7 +80,7 @@ double derivative(Activation kind, double x, double y) {
 
 Tensor activation_forward(Activation kind, const Tensor& x) {
   check_floating(x, "activation");
-  Tensor y = Tensor::empty(x.shape(), x.dtype());
+  Tensor y = Tensor::uninitialized(x.shape(), x.dtype());
   const int64_t n = x.numel();
   if (n == 0) return y;
   if (x.dtype() == DType::FLOAT64) {
@@ -103,7 +103,7 @@ Tensor activation_backward(Activation kind, const Tensor& grad_y, const Tensor& 
   check_floating(grad_y, "activation backward");
   CREW_CHECK(grad_y.numel() == y.numel() && grad_y.dtype() == y.dtype(), "activation backward: grad ",
              shape_str(grad_y.shape()), " does not match output ", shape_str(y.shape()));
-  Tensor gx = Tensor::empty(grad_y.shape(), grad_y.dtype());
+  Tensor gx = Tensor::uninitialized(grad_y.shape(), grad_y.dtype());
   const int64_t n = grad_y.numel();
   if (n == 0) return gx;
   if (grad_y.dtype() == DType::FLOAT64) {

@@ -110,7 +110,7 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, const char* name) {
   check_floating(b, name);
   CREW_CHECK(a.dtype() == b.dtype(), name, ": dtypes differ (", dtype_name(a.dtype()), " vs ",
              dtype_name(b.dtype()), ")");
-  Tensor y = Tensor::empty(broadcast_shapes(a.shape(), b.shape(), name), a.dtype());
+  Tensor y = Tensor::uninitialized(broadcast_shapes(a.shape(), b.shape(), name), a.dtype());
   if (a.dtype() == DType::FLOAT32) {
     binary_typed<float>(op, a, b, y);
   } else {
@@ -149,7 +149,7 @@ Tensor sum_to(const Tensor& g, const Shape& shape) {
 
 Tensor affine(const Tensor& a, double alpha, double beta) {
   check_floating(a, "affine");
-  Tensor y = Tensor::empty(a.shape(), a.dtype());
+  Tensor y = Tensor::uninitialized(a.shape(), a.dtype());
   dispatch_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_floating_point_v<T>) {

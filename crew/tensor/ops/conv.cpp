@@ -115,6 +115,42 @@ detail::PrimitiveCache<BackwardWeightsEntry>& bwd_weights_cache() {
   return cache;
 }
 
+std::shared_ptr<BackwardDataEntry> bwd_data_entry(const ConvGeometry& g) {
+  return bwd_data_cache().get("bwd_data" + g.key, [&] {
+    auto fwd = forward_entry(g, false);
+    auto b = std::make_shared<BackwardDataEntry>();
+    dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct,
+                                            wanted_desc(g.src, Pass::BACKWARD_DATA, g.src[1]),
+                                            weights_any(g.weights), wanted_desc(g.dst, Pass::BACKWARD_DATA, g.src[1]),
+                                            g.strides, g.dilates, g.pad_l, g.pad_r);
+    dnnl::convolution_backward_data::primitive_desc pd(d, detail::cpu_engine(), fwd->pd);
+    b->prim = dnnl::convolution_backward_data(pd);
+    b->diff_src = LayoutBridge(detail::plain_desc(g.src), pd.diff_src_desc());
+    b->weights = LayoutBridge(detail::plain_desc(g.weights), pd.weights_desc());
+    b->diff_dst = LayoutBridge(detail::plain_desc(g.dst), pd.diff_dst_desc());
+    return b;
+  });
+}
+
+std::shared_ptr<BackwardWeightsEntry> bwd_weights_entry(const ConvGeometry& g, bool with_bias) {
+  return bwd_weights_cache().get(str_cat("bwd_w", with_bias, g.key), [&] {
+    auto fwd = forward_entry(g, with_bias);
+    auto b = std::make_shared<BackwardWeightsEntry>();
+    memory::desc bias_md = with_bias ? detail::plain_desc(g.bias) : memory::desc();
+    dnnl::convolution_backward_weights::desc d(
+        dnnl::algorithm::convolution_direct, wanted_desc(g.src, Pass::BACKWARD_WEIGHTS, g.src[1]),
+        weights_any(g.weights), bias_md, wanted_desc(g.dst, Pass::BACKWARD_WEIGHTS, g.src[1]), g.strides,
+        g.dilates, g.pad_l, g.pad_r);
+    dnnl::convolution_backward_weights::primitive_desc pd(d, detail::cpu_engine(), fwd->pd);
+    b->prim = dnnl::convolution_backward_weights(pd);
+    b->src = LayoutBridge(detail::plain_desc(g.src), pd.src_desc());
+    b->diff_weights = LayoutBridge(detail::plain_desc(g.weights), pd.diff_weights_desc());
+    b->diff_dst = LayoutBridge(detail::plain_desc(g.dst), pd.diff_dst_desc());
+    b->with_bias = with_bias;
+    return b;
+  });
+}
+
 void check_f32(const Tensor& t, const char* op, const char* what) {
   CREW_CHECK(t.dtype() == DType::FLOAT32, op, ": ", what, " must be float32, got ", dtype_name(t.dtype()));
 }
@@ -142,17 +178,30 @@ Shape conv2d_output_shape(const Shape& x, const Shape& w, const Conv2dParams& p)
   return y;
 }
 
-Tensor conv2d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p) {
+// What a forward pass keeps for its backward pass: the input already in the layout of the
+// weight-gradient kernel, so that the backward pass does not reorder it a second time.
+struct Conv2dSaved {
+  dnnl::memory src;  // valid when the forward reordered x into the layout the weight pass wants
+};
+
+namespace {
+
+void check_bias(const Tensor& bias, const Tensor& weight) {
+  check_f32(bias, "conv2d", "bias");
+  CREW_CHECK(bias.numel() == weight.size(0), "conv2d: bias has ", bias.numel(), " elements, expected ",
+             weight.size(0));
+}
+
+}  // namespace
+
+Tensor conv2d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p,
+                      std::shared_ptr<const Conv2dSaved>* saved) {
   check_f32(x, "conv2d", "input");
   check_f32(weight, "conv2d", "weight");
   const ConvGeometry g = geometry(x.shape(), weight.shape(), p);
   const bool with_bias = bias.defined();
-  if (with_bias) {
-    check_f32(bias, "conv2d", "bias");
-    CREW_CHECK(bias.numel() == weight.size(0), "conv2d: bias has ", bias.numel(), " elements, expected ",
-               weight.size(0));
-  }
-  Tensor y = Tensor::empty(conv2d_output_shape(x.shape(), weight.shape(), p));
+  if (with_bias) check_bias(bias, weight);
+  Tensor y = Tensor::uninitialized(conv2d_output_shape(x.shape(), weight.shape(), p));
   try {
     auto e = forward_entry(g, with_bias);
     dnnl::memory src = detail::bridge_input(e->src, x);
@@ -162,6 +211,12 @@ Tensor conv2d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias,
     if (with_bias) args.emplace(DNNL_ARG_BIAS, detail::as_memory(bias, detail::plain_desc(g.bias)));
     e->prim.execute(detail::cpu_stream(), args);
     detail::bridge_output(e->dst, dst, y);
+    if (saved != nullptr) {
+      auto keep = std::make_shared<Conv2dSaved>();
+      // Only a reordered copy is worth keeping (x itself is kept by the caller anyway).
+      if (e->src.needed && bwd_weights_entry(g, with_bias)->src.wanted == e->src.wanted) keep->src = src;
+      *saved = std::move(keep);
+    }
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl("conv2d forward", err);
   }
@@ -170,70 +225,65 @@ Tensor conv2d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias,
 
 Tensor conv2d_backward_data(const Tensor& grad_y, const Tensor& weight, const Shape& x_shape,
                             const Conv2dParams& p) {
-  check_f32(grad_y, "conv2d backward", "grad_output");
-  const ConvGeometry g = geometry(x_shape, weight.shape(), p);
-  CREW_CHECK(grad_y.shape() == conv2d_output_shape(x_shape, weight.shape(), p),
-             "conv2d backward: grad_output shape ", shape_str(grad_y.shape()), " does not match the output");
-  Tensor grad_x = Tensor::empty(x_shape);
-  try {
-    auto e = bwd_data_cache().get("bwd_data" + g.key, [&] {
-      auto fwd = forward_entry(g, false);
-      auto b = std::make_shared<BackwardDataEntry>();
-      dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct,
-                                              wanted_desc(g.src, Pass::BACKWARD_DATA, g.src[1]),
-                                              weights_any(g.weights), wanted_desc(g.dst, Pass::BACKWARD_DATA, g.src[1]),
-                                              g.strides, g.dilates, g.pad_l, g.pad_r);
-      dnnl::convolution_backward_data::primitive_desc pd(d, detail::cpu_engine(), fwd->pd);
-      b->prim = dnnl::convolution_backward_data(pd);
-      b->diff_src = LayoutBridge(detail::plain_desc(g.src), pd.diff_src_desc());
-      b->weights = LayoutBridge(detail::plain_desc(g.weights), pd.weights_desc());
-      b->diff_dst = LayoutBridge(detail::plain_desc(g.dst), pd.diff_dst_desc());
-      return b;
-    });
-    dnnl::memory dd = detail::bridge_input(e->diff_dst, grad_y);
-    dnnl::memory w = detail::bridge_input(e->weights, weight);
-    dnnl::memory ds = detail::bridge_output_buffer(e->diff_src, grad_x);
-    e->prim.execute(detail::cpu_stream(), {{DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_SRC, ds}});
-    detail::bridge_output(e->diff_src, ds, grad_x);
-  } catch (const dnnl::error& err) {
-    detail::rethrow_dnnl("conv2d backward data", err);
-  }
-  return grad_x;
+  return conv2d_backward(grad_y, Tensor(), weight, x_shape, p, {.data = true, .weights = false}).grad_x;
 }
 
 void conv2d_backward_weights(const Tensor& grad_y, const Tensor& x, const Conv2dParams& p,
                              const Tensor& grad_weight, const Tensor& grad_bias) {
+  Conv2dGradOutputs out{.grad_weight = grad_weight, .grad_bias = grad_bias};
+  conv2d_backward(grad_y, x, Tensor(), x.shape(), p, {.data = false, .weights = true}, nullptr, &out);
+}
+
+Conv2dGrads conv2d_backward(const Tensor& grad_y, const Tensor& x, const Tensor& weight, const Shape& x_shape,
+                            const Conv2dParams& p, Conv2dNeeds needs, const Conv2dSaved* saved,
+                            const Conv2dGradOutputs* into) {
   check_f32(grad_y, "conv2d backward", "grad_output");
-  check_f32(x, "conv2d backward", "input");
-  const ConvGeometry g = geometry(x.shape(), grad_weight.shape(), p);
-  const bool with_bias = grad_bias.defined();
-  try {
-    auto e = bwd_weights_cache().get(str_cat("bwd_w", with_bias, g.key), [&] {
-      auto fwd = forward_entry(g, with_bias);
-      auto b = std::make_shared<BackwardWeightsEntry>();
-      memory::desc bias_md = with_bias ? detail::plain_desc(g.bias) : memory::desc();
-      dnnl::convolution_backward_weights::desc d(
-          dnnl::algorithm::convolution_direct, wanted_desc(g.src, Pass::BACKWARD_WEIGHTS, g.src[1]),
-          weights_any(g.weights), bias_md, wanted_desc(g.dst, Pass::BACKWARD_WEIGHTS, g.src[1]), g.strides,
-          g.dilates, g.pad_l, g.pad_r);
-      dnnl::convolution_backward_weights::primitive_desc pd(d, detail::cpu_engine(), fwd->pd);
-      b->prim = dnnl::convolution_backward_weights(pd);
-      b->src = LayoutBridge(detail::plain_desc(g.src), pd.src_desc());
-      b->diff_weights = LayoutBridge(detail::plain_desc(g.weights), pd.diff_weights_desc());
-      b->diff_dst = LayoutBridge(detail::plain_desc(g.dst), pd.diff_dst_desc());
-      b->with_bias = with_bias;
-      return b;
-    });
-    dnnl::memory src = detail::bridge_input(e->src, x);
-    dnnl::memory dd = detail::bridge_input(e->diff_dst, grad_y);
-    dnnl::memory dw = detail::bridge_output_buffer(e->diff_weights, grad_weight);
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_DIFF_WEIGHTS, dw}};
-    if (with_bias) args.emplace(DNNL_ARG_DIFF_BIAS, detail::as_memory(grad_bias, detail::plain_desc(g.bias)));
-    e->prim.execute(detail::cpu_stream(), args);
-    detail::bridge_output(e->diff_weights, dw, grad_weight);
-  } catch (const dnnl::error& err) {
-    detail::rethrow_dnnl("conv2d backward weights", err);
+  Conv2dGrads r;
+  if (needs.data) {
+    check_f32(weight, "conv2d backward", "weight");
+    r.grad_x = Tensor::uninitialized(x_shape);
   }
+  if (needs.weights) {
+    check_f32(x, "conv2d backward", "input");
+    CREW_CHECK(x.shape() == x_shape, "conv2d backward: input ", shape_str(x.shape()), " does not match ",
+               shape_str(x_shape));
+    r.grad_weight = into ? into->grad_weight : Tensor::uninitialized(weight.shape());
+    r.grad_bias = into ? into->grad_bias : needs.bias ? Tensor::uninitialized({weight.size(0)}) : Tensor();
+  }
+  const Shape& w_shape = needs.weights ? r.grad_weight.shape() : weight.shape();
+  const ConvGeometry g = geometry(x_shape, w_shape, p);
+  CREW_CHECK(grad_y.shape() == conv2d_output_shape(x_shape, w_shape, p), "conv2d backward: grad_output shape ",
+             shape_str(grad_y.shape()), " does not match the output");
+  try {
+    // grad_y in the weight pass's layout, shared with the data pass when both want the same.
+    std::shared_ptr<BackwardWeightsEntry> ew;
+    dnnl::memory dd_w;
+    if (needs.weights) {
+      const bool with_bias = r.grad_bias.defined();
+      ew = bwd_weights_entry(g, with_bias);
+      const bool keep = saved != nullptr && saved->src && saved->src.get_desc() == ew->src.wanted;
+      dnnl::memory src = keep ? saved->src : detail::bridge_input(ew->src, x);
+      dd_w = detail::bridge_input(ew->diff_dst, grad_y);
+      dnnl::memory dw = detail::bridge_output_buffer(ew->diff_weights, r.grad_weight);
+      std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dd_w},
+                                                 {DNNL_ARG_DIFF_WEIGHTS, dw}};
+      if (with_bias) args.emplace(DNNL_ARG_DIFF_BIAS, detail::as_memory(r.grad_bias, detail::plain_desc(g.bias)));
+      ew->prim.execute(detail::cpu_stream(), args);
+      detail::bridge_output(ew->diff_weights, dw, r.grad_weight);
+    }
+    if (needs.data) {
+      auto ed = bwd_data_entry(g);
+      const bool share = ew && ew->diff_dst.wanted == ed->diff_dst.wanted;
+      dnnl::memory dd = share ? dd_w : detail::bridge_input(ed->diff_dst, grad_y);
+      dnnl::memory w = detail::bridge_input(ed->weights, weight);
+      dnnl::memory ds = detail::bridge_output_buffer(ed->diff_src, r.grad_x);
+      ed->prim.execute(detail::cpu_stream(), {{DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_SRC, ds}});
+      detail::bridge_output(ed->diff_src, ds, r.grad_x);
+    }
+  } catch (const dnnl::error& err) {
+    detail::rethrow_dnnl("conv2d backward", err);
+  }
+  return r;
 }
 
 }  // namespace crew::ops

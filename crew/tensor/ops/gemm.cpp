@@ -53,7 +53,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
   CREW_CHECK(k == kb, "matmul: inner dimensions differ: ", shape_str(a.shape()), (ta ? "^T" : ""), " x ",
              shape_str(b.shape()), (tb ? "^T" : ""));
   Shape out = batched ? Shape{batch, m, n} : Shape{m, n};
-  Tensor c = Tensor::empty(out, a.dtype());
+  Tensor c = Tensor::uninitialized(out, a.dtype());
   dispatch_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_floating_point_v<T>) {

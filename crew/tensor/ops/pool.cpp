@@ -101,10 +101,10 @@ PoolForwardResult pool2d_forward(PoolKind kind, const Tensor& x, const Pool2dPar
                                  PoolImpl impl) {
   CREW_CHECK(x.dtype() == DType::FLOAT32, "pool2d: input must be float32, got ", dtype_name(x.dtype()));
   PoolForwardResult r;
-  r.y = Tensor::empty(pool2d_output_shape(x.shape(), p));
+  r.y = Tensor::uninitialized(pool2d_output_shape(x.shape(), p));
   if (impl == PoolImpl::DIRECT) {
     // The argmax is needed to pick the max at all, so it is kept whether or not asked for.
-    if (kind == PoolKind::MAX) r.workspace = Tensor::empty(r.y.shape(), DType::INT32);
+    if (kind == PoolKind::MAX) r.workspace = Tensor::uninitialized(r.y.shape(), DType::INT32);
     detail::pool2d_direct_forward(kind, x, p, r.y, r.workspace);
     return r;
   }
@@ -115,7 +115,7 @@ PoolForwardResult pool2d_forward(PoolKind kind, const Tensor& x, const Pool2dPar
     std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, detail::bridge_input(e->src, x)}, {DNNL_ARG_DST, dst}};
     const memory::desc ws = e->pd.workspace_desc();
     if (with_workspace && ws.get_size() > 0) {
-      r.workspace = Tensor::empty({static_cast<int64_t>(ws.get_size())}, DType::UINT8);
+      r.workspace = Tensor::uninitialized({static_cast<int64_t>(ws.get_size())}, DType::UINT8);
       args.emplace(DNNL_ARG_WORKSPACE, dnnl::memory(ws, detail::cpu_engine(), r.workspace.raw_data()));
     }
     e->prim.execute(detail::cpu_stream(), args);
@@ -134,7 +134,9 @@ Tensor pool2d_backward(PoolKind kind, const Tensor& grad_y, const Shape& x_shape
     CREW_CHECK(workspace.defined(), "pool2d backward: max pooling needs the forward workspace");
     impl = workspace.dtype() == DType::INT32 ? PoolImpl::DIRECT : PoolImpl::ONEDNN;
   }
-  Tensor grad_x = Tensor::empty(x_shape);  // zero-filled
+  // Both paths write every element: oneDNN fills diff_src, the direct kernel zeroes each plane
+  // just before it scatters into it (while the plane is in cache).
+  Tensor grad_x = Tensor::uninitialized(x_shape);
   if (impl == PoolImpl::DIRECT) {
     CREW_CHECK(kind == PoolKind::AVG || workspace.shape() == grad_y.shape(),
                "pool2d backward: workspace ", shape_str(workspace.shape()), " does not match the output");

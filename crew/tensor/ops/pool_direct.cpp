@@ -117,6 +117,8 @@ void pool2d_direct_backward(PoolKind kind, const Tensor& grad_y, const Tensor& a
     for (int64_t i = begin; i < end; ++i) {
       const float* g = gy + i * d.oh * d.ow;
       float* dst = gx + i * d.h * d.w;
+      // grad_x comes uninitialised: zero the plane here, so it is still in cache for the scatter.
+      std::fill(dst, dst + d.h * d.w, 0.0f);
       if (kind == PoolKind::MAX) {
         const int32_t* arg = args + i * d.oh * d.ow;
         for (int64_t k = 0; k < d.oh * d.ow; ++k) dst[arg[k]] += g[k];

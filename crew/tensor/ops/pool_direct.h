@@ -10,7 +10,7 @@ namespace crew::ops::detail {
 // index within each HxW plane of the chosen element (the first maximum in row-major order).
 void pool2d_direct_forward(PoolKind kind, const Tensor& x, const Pool2dParams& p, const Tensor& y,
                            const Tensor& argmax);
-// grad_x [N, C, H, W] zero-filled on entry.
+// grad_x [N, C, H, W] preallocated, any contents: every element is written.
 void pool2d_direct_backward(PoolKind kind, const Tensor& grad_y, const Tensor& argmax, const Pool2dParams& p,
                             const Tensor& grad_x);
 
