@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <thread>
 #include <unordered_set>
 
 #include "crew/core/check.h"
+#include "crew/core/error.h"
 #include "crew/core/timer.h"
 
 namespace crew::dist {
@@ -169,20 +169,26 @@ void Reducer::launch_ready_buckets() {
 }
 
 void Reducer::wait_bucket(Bucket& bucket, size_t b) {
+  (void)b;
   if (!options_.on_slow_wait) {
     bucket.work->wait();
     return;
   }
-  Stopwatch waited;
-  while (!bucket.work->is_completed()) {
-    if (waited.elapsed() >= options_.poll_interval) {
-      options_.on_slow_wait();
-      waited.reset();
+  // Block (no sleep-polling, so the step goes on the moment the op completes), waking every
+  // poll_interval to run the check. A short wait's TimeoutError is not the op's: the op's own
+  // result comes from the plain wait() once it has completed.
+  for (;;) {
+    try {
+      bucket.work->wait(options_.poll_interval);
+      return;
+    } catch (const TimeoutError&) {
+      if (bucket.work->is_completed()) {
+        bucket.work->wait();  // returns, or rethrows the op's own error
+        return;
+      }
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
+    options_.on_slow_wait();
   }
-  bucket.work->wait();  // rethrows a failure
-  (void)b;
 }
 
 void Reducer::finalize() {

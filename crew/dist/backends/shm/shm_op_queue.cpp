@@ -35,6 +35,7 @@ void ShmWork::wait(std::chrono::milliseconds timeout) {
   if (!is_completed() && timeout >= default_timeout_) queue_->run_inline_until(this);
   if (!is_completed()) {
     // The worker runs it: sleep rather than spin, the worker (or a peer) may need this core.
+    if (!awaited_.exchange(true)) queue_->start_now();
     std::unique_lock<std::mutex> lock(mu_);
     if (!cv_.wait_for(lock, timeout, [&] { return done_.load(std::memory_order_acquire); })) {
       CREW_THROW(TimeoutError, "wait: ", what_, " did not complete within ", timeout.count(), " ms");
@@ -92,13 +93,21 @@ void ShmOpQueue::run_inline_until(ShmWork* work) {
   }
 }
 
+void ShmOpQueue::start_now() {
+  { std::lock_guard<std::mutex> lock(mu_); }  // the worker is between its checks or asleep
+  cv_.notify_all();
+}
+
 void ShmOpQueue::worker_loop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     cv_.wait(lock, [&] { return !running_ && (stopping_ || !queue_.empty()); });
     if (!running_ && !queue_.empty()) {
       const auto start_at = queue_.front()->issued_ + start_delay_;
-      if (!stopping_ && Clock::now() < start_at) {
+      // An op waited for with a short timeout never runs inline; so neither do those before it.
+      const bool awaited = std::any_of(queue_.begin(), queue_.end(),
+                                       [](const auto& w) { return w->awaited_.load(std::memory_order_acquire); });
+      if (!stopping_ && !awaited && Clock::now() < start_at) {
         cv_.wait_until(lock, start_at);  // leave it to a caller that waits right away
         continue;
       }

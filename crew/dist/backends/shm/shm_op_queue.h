@@ -6,7 +6,8 @@
 // "issue, then wait at once" pattern runs on the caller's thread and pays no thread handoff,
 // which is what a 4-byte all_reduce in a few microseconds needs. The worker leaves a new op
 // alone for `start_delay` so that it does not race such a caller for it (a race that, with
-// more threads than cores, lets a waiting caller starve the worker). Either way ops of one
+// more threads than cores, lets a waiting caller starve the worker), unless a caller waits on
+// it with a shorter timeout, which never runs inline: then the worker starts it at once. Either way ops of one
 // queue run one at a time, in issue order.
 #include <atomic>
 #include <chrono>
@@ -30,8 +31,8 @@ class ShmWork final : public Work {
   ShmWork(ShmOpQueue* queue, std::function<void()> fn, std::string what, std::chrono::milliseconds default_timeout);
   using Work::wait;
   // With timeout >= the group timeout (plain wait()), runs the op on this thread if nobody
-  // has started it; else waits up to `timeout` (TimeoutError naming the op). Rethrows the
-  // op's error.
+  // has started it; else tells the worker to start it now (no start delay) and waits up to
+  // `timeout` (TimeoutError naming the op). Rethrows the op's error.
   void wait(std::chrono::milliseconds timeout) override;
   bool is_completed() override { return done_.load(std::memory_order_acquire); }
 
@@ -43,6 +44,7 @@ class ShmWork final : public Work {
   std::string what_;  // "all_reduce (rank 0, seq 17, group default)"
   std::chrono::steady_clock::time_point issued_ = std::chrono::steady_clock::now();
   std::atomic<bool> done_{false};
+  std::atomic<bool> awaited_{false};  // a caller waits for it and will not run it inline
   std::mutex mu_;
   std::condition_variable cv_;
   std::exception_ptr error_;
@@ -60,6 +62,8 @@ class ShmOpQueue {
   std::shared_ptr<ShmWork> push(std::function<void()> fn, std::string what, std::chrono::milliseconds timeout);
   // Runs queued ops on the calling thread up to and including `work`, if nobody runs one.
   void run_inline_until(ShmWork* work);
+  // Wakes the worker to start an op that `work`'s caller waits for, without the start delay.
+  void start_now();
 
  private:
   void worker_loop();
