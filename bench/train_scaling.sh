@@ -1,25 +1,61 @@
 #!/usr/bin/env bash
 # images/s of the full training loop (loader included) of examples/train_cnn for
-# 1 rank x 1 thread, 1 rank x 2 threads and 2 ranks x 1 thread (under crew launch), with the
-# step-time breakdown of each. Prints a markdown table.
-#   bench/train_scaling.sh [BUILD_DIR] [STEPS]
+#   1x1   1 rank x 1 thread (plain bin/train_cnn, as a user runs it)
+#   1x2   1 rank x 2 threads
+#   pair  two independent 1-thread processes at once, one per core, no communication: what
+#         this machine gives two trainings side by side (the ceiling for 2 ranks)
+#   2x1   2 ranks x 1 thread under crew launch (DataParallel, default backend)
+# repeated ROUNDS times, the order rotating each round so that drift of the machine's speed
+# hits every configuration alike. Prints every run, the medians, the speed-ups of the medians
+# and the median of the per-round speed-ups, and the 2-rank step breakdown (--profile).
+#   bench/train_scaling.sh [BUILD_DIR] [STEPS] [ROUNDS]      defaults: build/release 600 1
 set -euo pipefail
 build=${1:-build/release}
 steps=${2:-600}
+rounds=${3:-1}
 bin=$build/bin
 log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
 common=(--epochs 1 --max-steps "$steps" --test-samples 1000 --num-workers 1 --log-every 100000 --profile)
 rate() { sed -n 's/.*done: .* s, \([0-9]*\) images\/s.*/\1/p' "$1"; }
-prof() { sed -n "s/^profile (rank [^:]*: //p" "$1"; }
-CREW_NUM_THREADS=1 "$bin/train_cnn" "${common[@]}" >"$log/1x1" 2>&1
-CREW_NUM_THREADS=2 "$bin/train_cnn" "${common[@]}" >"$log/1x2" 2>&1
-"$bin/crew" launch --devices=0,1 --log_dir "$log/launch" "$bin/train_cnn" "${common[@]}" >"$log/2x1" 2>&1
-echo "| configuration | images/s | step breakdown (rank 0) |"
+
+run_1x1() { CREW_NUM_THREADS=1 "$bin/train_cnn" "${common[@]}" >"$1" 2>&1; rate "$1"; }
+run_1x2() { CREW_NUM_THREADS=2 "$bin/train_cnn" "${common[@]}" >"$1" 2>&1; rate "$1"; }
+run_pair() {
+  CREW_NUM_THREADS=1 taskset -c 0 "$bin/train_cnn" "${common[@]}" >"$1.a" 2>&1 &
+  local a=$!
+  CREW_NUM_THREADS=1 taskset -c 1 "$bin/train_cnn" "${common[@]}" >"$1.b" 2>&1
+  wait "$a"
+  echo $(( $(rate "$1.a") + $(rate "$1.b") ))
+}
+run_2x1() {
+  "$bin/crew" launch --devices=0,1 --log_dir "$1.logs" "$bin/train_cnn" "${common[@]}" >"$1" 2>&1
+  rate "$1"
+}
+
+configs=(1x1 1x2 pair 2x1)
+declare -A runs
+for ((r = 0; r < rounds; r++)); do
+  for ((i = 0; i < ${#configs[@]}; i++)); do
+    c=${configs[$(( (i + r) % ${#configs[@]} ))]}
+    v=$("run_$c" "$log/$c.$r")
+    runs[$c]="${runs[$c]:-} $v"
+    echo "round $r $c $v" >&2
+  done
+done
+
+median() { tr ' ' '\n' | sed '/^$/d' | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+echo "| configuration | images/s median | runs |"
 echo "| --- | ---: | --- |"
-echo "| 1 rank x 1 thread | $(rate "$log/1x1") | $(prof "$log/1x1") |"
-echo "| 1 rank x 2 threads | $(rate "$log/1x2") | $(prof "$log/1x2") |"
-echo "| 2 ranks x 1 thread | $(rate "$log/2x1") | $(prof "$log/2x1") |"
-sed -n 's/^profile per rank /\n2 ranks, per rank /p' "$log/2x1"
-r1=$(rate "$log/1x1"); r2=$(rate "$log/2x1")
-awk -v a="$r1" -v b="$r2" 'BEGIN { printf "\nscaling 2 ranks / 1 rank: %.2fx (efficiency %.0f%%)\n", b / a, 50 * b / a }'
-rm -rf "$log"
+for c in "${configs[@]}"; do
+  echo "| $c | $(echo ${runs[$c]} | median) | ${runs[$c]# } |"
+done
+m1=$(echo ${runs[1x1]} | median); mp=$(echo ${runs[pair]} | median); m2=$(echo ${runs[2x1]} | median)
+per_round=$(paste <(echo ${runs[1x1]} | tr ' ' '\n') <(echo ${runs[2x1]} | tr ' ' '\n') |
+  awk '{ printf "%.3f ", $2 / $1 }')
+echo
+awk -v a="$m1" -v b="$m2" -v p="$mp" 'BEGIN {
+  printf "scaling 2 ranks / 1 rank (medians): %.2fx (efficiency %.0f%%)\n", b / a, 50 * b / a
+  printf "independent pair / 1 rank (medians): %.2fx; 2 ranks reach %.0f%% of the pair\n", p / a, 100 * b / p }'
+echo "per-round 2 ranks / 1 rank: $per_round(median $(echo $per_round | median))"
+echo "2 ranks, last round: $(sed -n 's/^profile per rank //p' "$log/2x1.$((rounds - 1))")"
