@@ -84,6 +84,26 @@ TEST(PoolKernelTest, DirectBackwardOverwritesItsWholeOutput) {
   }
 }
 
+// After a ReLU most windows hold ties (zeros): the direct 2x2 kernels, vectorised and not
+// (row widths of 4, 5, 13 and 17 outputs: masked, full plus masked, several full blocks),
+// must send the gradient to the first maximum in row-major order, as the reference does.
+TEST(PoolKernelTest, DirectMaxPoolTiesGoToTheFirstMaximum) {
+  const ops::Pool2dParams p{{2, 2}, {2, 2}, {0, 0}};
+  for (const Shape& xs : {Shape{2, 3, 9, 8}, Shape{2, 64, 11, 11}, Shape{2, 3, 26, 26}, Shape{1, 2, 35, 34}}) {
+    SCOPED_TRACE(shape_str(xs));
+    Generator gen(11);
+    Tensor x = uniform(xs, -1, 1, DType::FLOAT32, &gen);
+    float* v = x.data<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) v[i] = v[i] < 0 ? 0.0f : (v[i] < 0.3f ? 0.5f : v[i]);  // many ties
+    ops::PoolForwardResult r = ops::pool2d_forward(ops::PoolKind::MAX, x, p, true, ops::PoolImpl::DIRECT);
+    expect_close(reference::pool2d(ops::PoolKind::MAX, x, p), r.y, "forward");
+    Tensor gy = uniform(r.y.shape(), -1, 1, DType::FLOAT32, &gen);
+    Tensor gx = Tensor::full(xs, std::nan(""));
+    ops::detail::pool2d_direct_backward(ops::PoolKind::MAX, gy, r.workspace, p, gx);
+    expect_close(reference::pool2d_backward(ops::PoolKind::MAX, x, gy, p), gx, "backward");
+  }
+}
+
 TEST(PoolKernelTest, RejectsBadConfigurations) {
   EXPECT_THROW(ops::pool2d_output_shape({1, 1, 4, 4}, {{2, 2}, {0, 2}, {0, 0}}), ValueError);
   EXPECT_THROW(ops::pool2d_output_shape({1, 1, 4, 4}, {{2, 2}, {2, 2}, {2, 2}}), ValueError);
