@@ -22,10 +22,12 @@ TEST(Transforms, ToTensorTransposesAndScales) {
     for (int64_t y = 0; y < 2; ++y)
       for (int64_t xx = 0; xx < 3; ++xx)
         EXPECT_FLOAT_EQ(x.data<float>()[(c * 2 + y) * 3 + xx], img.data<uint8_t>()[(y * 3 + xx) * 3 + c] / 255.0f);
-  Tensor hw = Tensor::full({4, 5}, 255, DType::UINT8);
+  std::vector<uint8_t> grey(20);
+  for (size_t i = 0; i < grey.size(); ++i) grey[i] = static_cast<uint8_t>(13 * i);
+  Tensor hw = Tensor::from_vector(grey, {4, 5});
   Tensor y = ToTensor()(hw);
   EXPECT_EQ(y.shape(), (Shape{1, 4, 5}));
-  EXPECT_FLOAT_EQ(y.data<float>()[7], 1.0f);
+  for (size_t i = 0; i < grey.size(); ++i) EXPECT_FLOAT_EQ(y.data<float>()[i], grey[i] / 255.0f) << i;
   EXPECT_THROW(ToTensor()(Tensor::zeros({3})), ValueError);
 }
 
@@ -101,6 +103,19 @@ TEST(Transforms, SampleSeedScopeMakesRandomTransformsReproducible) {
     EXPECT_EQ((*tf)(x).to_vector<float>(), first);
   }
   EXPECT_EQ(current_sample_generator(), nullptr);
+}
+
+TEST(Transforms, SampleSeedScopeSeedsOnceAndNests) {
+  Generator reference(mix_seed(4, 5, 6));
+  const uint64_t first = reference.next_u64(), second = reference.next_u64();
+  SampleSeedScope outer(mix_seed(4, 5, 6));
+  EXPECT_EQ(current_sample_generator()->next_u64(), first);
+  {
+    SampleSeedScope inner(mix_seed(7, 8, 9));
+    EXPECT_NE(current_sample_generator()->next_u64(), second);
+  }
+  // The outer stream goes on where it was (seeded once, not again on each use).
+  EXPECT_EQ(current_sample_generator()->next_u64(), second);
 }
 
 }  // namespace

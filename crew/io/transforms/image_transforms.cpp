@@ -18,6 +18,10 @@ Tensor ToTensor::operator()(const Tensor& image) const {
       if constexpr (std::is_floating_point_v<Out>) {
         Out* dst = out.data<Out>();
         const Out scale = image.dtype() == DType::UINT8 ? Out(1) / Out(255) : Out(1);
+        if (c == 1) {  // grey: HW and CHW are the same order, one vectorisable pass
+          for (int64_t i = 0; i < h * w; ++i) dst[i] = static_cast<Out>(src[i]) * scale;
+          return;
+        }
         for (int64_t y = 0; y < h; ++y) {
           for (int64_t x = 0; x < w; ++x) {
             const In* px = src + (y * w + x) * c;

@@ -4,7 +4,7 @@
 
 namespace crew::io {
 namespace {
-thread_local Generator* t_sample_generator = nullptr;
+thread_local SampleSeedScope* t_sample_scope = nullptr;
 }
 
 Compose::Compose(std::vector<TransformPtr> transforms) : transforms_(std::move(transforms)) {
@@ -21,13 +21,16 @@ TransformPtr compose(std::vector<TransformPtr> transforms) {
   return std::make_shared<Compose>(std::move(transforms));
 }
 
-SampleSeedScope::SampleSeedScope(uint64_t seed) : gen_(seed), previous_(t_sample_generator) {
-  t_sample_generator = &gen_;
+SampleSeedScope::SampleSeedScope(uint64_t seed) : seed_(seed), previous_(t_sample_scope) { t_sample_scope = this; }
+
+SampleSeedScope::~SampleSeedScope() { t_sample_scope = previous_; }
+
+Generator* SampleSeedScope::generator() {
+  if (!gen_) gen_.emplace(seed_);
+  return &*gen_;
 }
 
-SampleSeedScope::~SampleSeedScope() { t_sample_generator = previous_; }
-
-Generator* current_sample_generator() { return t_sample_generator; }
+Generator* current_sample_generator() { return t_sample_scope ? t_sample_scope->generator() : nullptr; }
 
 uint64_t mix_seed(uint64_t a, uint64_t b, uint64_t c) {
   auto splitmix = [](uint64_t x) {

@@ -39,7 +39,9 @@ class Compose : public Transform {
 TransformPtr compose(std::vector<TransformPtr> transforms);
 
 // Installs a generator seeded with `seed` as this thread's per-sample generator for the
-// scope's lifetime (scopes nest).
+// scope's lifetime (scopes nest). The generator is seeded on first use only: most samples
+// go through no random transform, and seeding a Mersenne Twister costs more than a
+// ToTensor of a 28x28 image.
 class SampleSeedScope {
  public:
   explicit SampleSeedScope(uint64_t seed);
@@ -47,9 +49,12 @@ class SampleSeedScope {
   SampleSeedScope(const SampleSeedScope&) = delete;
   SampleSeedScope& operator=(const SampleSeedScope&) = delete;
 
+  Generator* generator();
+
  private:
-  Generator gen_;
-  Generator* previous_;
+  uint64_t seed_;
+  std::optional<Generator> gen_;
+  SampleSeedScope* previous_;
 };
 
 // This thread's per-sample generator, or null outside a SampleSeedScope.
