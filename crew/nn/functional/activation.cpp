@@ -10,8 +10,11 @@ namespace {
 Tensor activation(ops::Activation kind, const char* name, const Tensor& x) {
   Tensor y = ops::activation_forward(kind, x);
   if (autograd::should_record({&x})) {
-    autograd::record(y, name, {x}, [kind, x, y = y.detach()](const Tensor& g, const std::vector<bool>&) {
-      return std::vector<Tensor>{ops::activation_backward(kind, g, x, y)};
+    // Keep the input only when the backward reads it: after a conv, its output can then be
+    // freed as soon as the activation has run instead of living until backward.
+    Tensor saved_x = ops::activation_backward_uses_output_only(kind) ? Tensor() : x.detach();
+    autograd::record(y, name, {x}, [kind, saved_x, y = y.detach()](const Tensor& g, const std::vector<bool>&) {
+      return std::vector<Tensor>{ops::activation_backward(kind, g, saved_x, y)};
     });
   }
   return y;

@@ -21,9 +21,7 @@ dnnl::algorithm algorithm_of(Activation kind) {
   return dnnl::algorithm::eltwise_relu;
 }
 
-bool backward_uses_dst(Activation kind) {
-  return kind == Activation::RELU || kind == Activation::SIGMOID || kind == Activation::TANH;
-}
+bool backward_uses_dst(Activation kind) { return activation_backward_uses_output_only(kind); }
 
 struct Entry {
   dnnl::eltwise_forward::primitive_desc fwd_pd;
@@ -78,6 +76,10 @@ double derivative(Activation kind, double x, double y) {
 
 }  // namespace
 
+bool activation_backward_uses_output_only(Activation kind) {
+  return kind == Activation::RELU || kind == Activation::SIGMOID || kind == Activation::TANH;
+}
+
 Tensor activation_forward(Activation kind, const Tensor& x) {
   check_floating(x, "activation");
   Tensor y = Tensor::uninitialized(x.shape(), x.dtype());
@@ -103,15 +105,16 @@ Tensor activation_backward(Activation kind, const Tensor& grad_y, const Tensor& 
   check_floating(grad_y, "activation backward");
   CREW_CHECK(grad_y.numel() == y.numel() && grad_y.dtype() == y.dtype(), "activation backward: grad ",
              shape_str(grad_y.shape()), " does not match output ", shape_str(y.shape()));
+  CREW_CHECK(x.defined() || backward_uses_dst(kind), "activation backward: this activation needs its input");
   Tensor gx = Tensor::uninitialized(grad_y.shape(), grad_y.dtype());
   const int64_t n = grad_y.numel();
   if (n == 0) return gx;
   if (grad_y.dtype() == DType::FLOAT64) {
     const double* g = grad_y.data<double>();
-    const double* xp = x.data<double>();
+    const double* xp = x.defined() ? x.data<double>() : nullptr;
     const double* yp = y.data<double>();
     double* out = gx.data<double>();
-    for (int64_t i = 0; i < n; ++i) out[i] = g[i] * derivative(kind, xp[i], yp[i]);
+    for (int64_t i = 0; i < n; ++i) out[i] = g[i] * derivative(kind, xp ? xp[i] : 0.0, yp[i]);
     return gx;
   }
   try {
