@@ -20,6 +20,7 @@ bin=$build/bin
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 common=(--epochs 1 --max-steps "$steps" --test-samples 1000 --num-workers 1 --log-every 100000 --profile)
+second_cpu=$(( $(nproc) > 1 ? 1 : 0 ))  # a 1-CPU machine runs the pair on one core
 rate() { sed -n 's/.*done: .* s, \([0-9]*\) images\/s.*/\1/p' "$1"; }
 
 run_1x1() { CREW_NUM_THREADS=1 "$bin/train_cnn" "${common[@]}" >"$1" 2>&1; rate "$1"; }
@@ -27,7 +28,7 @@ run_1x2() { CREW_NUM_THREADS=2 "$bin/train_cnn" "${common[@]}" >"$1" 2>&1; rate 
 run_pair() {
   CREW_NUM_THREADS=1 taskset -c 0 "$bin/train_cnn" "${common[@]}" >"$1.a" 2>&1 &
   local a=$!
-  CREW_NUM_THREADS=1 taskset -c 1 "$bin/train_cnn" "${common[@]}" >"$1.b" 2>&1
+  CREW_NUM_THREADS=1 taskset -c "$second_cpu" "$bin/train_cnn" "${common[@]}" >"$1.b" 2>&1
   wait "$a"
   local ra rb
   ra=$(rate "$1.a") rb=$(rate "$1.b")
