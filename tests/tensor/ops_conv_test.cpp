@@ -34,12 +34,22 @@ void expect_close(const std::vector<double>& want, const Tensor& got, const char
 
 class ConvKernelTest : public ::testing::TestWithParam<ConvCase> {};
 
+// Uniform [-1, 1) input, weight and (if the case has one) bias for a case.
+struct ConvInputs {
+  Tensor x, w, b;
+};
+ConvInputs random_inputs(const ConvCase& c, Generator& gen) {
+  ConvInputs in;
+  in.x = uniform(c.x, -1, 1, DType::FLOAT32, &gen);
+  in.w = uniform(c.w, -1, 1, DType::FLOAT32, &gen);
+  in.b = c.bias ? uniform({c.w[0]}, -1, 1, DType::FLOAT32, &gen) : Tensor();
+  return in;
+}
+
 TEST_P(ConvKernelTest, MatchesReference) {
   const ConvCase c = GetParam();
   Generator gen(17);
-  Tensor x = uniform(c.x, -1, 1, DType::FLOAT32, &gen);
-  Tensor w = uniform(c.w, -1, 1, DType::FLOAT32, &gen);
-  Tensor b = c.bias ? uniform({c.w[0]}, -1, 1, DType::FLOAT32, &gen) : Tensor();
+  auto [x, w, b] = random_inputs(c, gen);
   Tensor y = ops::conv2d_forward(x, w, b, c.p);
   ASSERT_EQ(y.shape(), ops::conv2d_output_shape(c.x, c.w, c.p));
   expect_close(reference::conv2d(x, w, b, c.p), y, "forward");
@@ -66,9 +76,7 @@ TEST_P(ConvKernelTest, MatchesReference) {
 TEST_P(ConvKernelTest, CombinedBackwardMatchesSeparatePasses) {
   const ConvCase c = GetParam();
   Generator gen(23);
-  Tensor x = uniform(c.x, -1, 1, DType::FLOAT32, &gen);
-  Tensor w = uniform(c.w, -1, 1, DType::FLOAT32, &gen);
-  Tensor b = c.bias ? uniform({c.w[0]}, -1, 1, DType::FLOAT32, &gen) : Tensor();
+  auto [x, w, b] = random_inputs(c, gen);
   std::shared_ptr<const ops::Conv2dSaved> saved;
   Tensor y = ops::conv2d_forward(x, w, b, c.p, &saved);
   ASSERT_NE(saved, nullptr);
