@@ -168,8 +168,7 @@ void Reducer::launch_ready_buckets() {
   if (next_bucket_ == buckets_.size()) finalize();
 }
 
-void Reducer::wait_bucket(Bucket& bucket, size_t b) {
-  (void)b;
+void Reducer::wait_bucket(Bucket& bucket) {
   if (!options_.on_slow_wait) {
     bucket.work->wait();
     return;
@@ -194,7 +193,7 @@ void Reducer::wait_bucket(Bucket& bucket, size_t b) {
 void Reducer::finalize() {
   armed_ = false;
   Stopwatch wait_clock;
-  for (size_t b = 0; b < buckets_.size(); ++b) wait_bucket(buckets_[b], b);
+  for (auto& bucket : buckets_) wait_bucket(bucket);
   stats_.comm_wait_seconds = wait_clock.seconds();
   total_comm_wait_ += stats_.comm_wait_seconds;
   const float scale = 1.0f / static_cast<float>(group_->size());

@@ -82,7 +82,7 @@ class Reducer {
   void mark_ready(size_t index, bool has_grad);
   void launch_ready_buckets();
   void finalize();
-  void wait_bucket(Bucket& bucket, size_t b);
+  void wait_bucket(Bucket& bucket);
   std::string unused_message(const std::vector<size_t>& unused) const;
 
   std::vector<Tensor> params_;
