@@ -21,8 +21,6 @@ dnnl::algorithm algorithm_of(Activation kind) {
   return dnnl::algorithm::eltwise_relu;
 }
 
-bool backward_uses_dst(Activation kind) { return activation_backward_uses_output_only(kind); }
-
 struct Entry {
   dnnl::eltwise_forward::primitive_desc fwd_pd;
   dnnl::eltwise_forward fwd;
@@ -105,7 +103,8 @@ Tensor activation_backward(Activation kind, const Tensor& grad_y, const Tensor& 
   check_floating(grad_y, "activation backward");
   CREW_CHECK(grad_y.numel() == y.numel() && grad_y.dtype() == y.dtype(), "activation backward: grad ",
              shape_str(grad_y.shape()), " does not match output ", shape_str(y.shape()));
-  CREW_CHECK(x.defined() || backward_uses_dst(kind), "activation backward: this activation needs its input");
+  const bool from_output = activation_backward_uses_output_only(kind);
+  CREW_CHECK(x.defined() || from_output, "activation backward: this activation needs its input");
   Tensor gx = Tensor::uninitialized(grad_y.shape(), grad_y.dtype());
   const int64_t n = grad_y.numel();
   if (n == 0) return gx;
@@ -119,8 +118,8 @@ Tensor activation_backward(Activation kind, const Tensor& grad_y, const Tensor& 
   }
   try {
     auto e = entry(kind, n);
-    const Tensor& saved = backward_uses_dst(kind) ? y : x;
-    e->bwd.execute(detail::cpu_stream(), {{backward_uses_dst(kind) ? DNNL_ARG_DST : DNNL_ARG_SRC,
+    const Tensor& saved = from_output ? y : x;
+    e->bwd.execute(detail::cpu_stream(), {{from_output ? DNNL_ARG_DST : DNNL_ARG_SRC,
                                            detail::as_memory(saved, e->md)},
                                           {DNNL_ARG_DIFF_DST, detail::as_memory(grad_y, e->md)},
                                           {DNNL_ARG_DIFF_SRC, detail::as_memory(gx, e->md)}});

@@ -7,8 +7,8 @@
 // which is what a 4-byte all_reduce in a few microseconds needs. The worker leaves a new op
 // alone for `start_delay` so that it does not race such a caller for it (a race that, with
 // more threads than cores, lets a waiting caller starve the worker), unless a caller waits on
-// it with a shorter timeout, which never runs inline: then the worker starts it at once. Either way ops of one
-// queue run one at a time, in issue order.
+// it with a shorter timeout, which never runs inline: then the worker starts it at once.
+// Either way ops of one queue run one at a time, in issue order.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -62,7 +62,7 @@ class ShmOpQueue {
   std::shared_ptr<ShmWork> push(std::function<void()> fn, std::string what, std::chrono::milliseconds timeout);
   // Runs queued ops on the calling thread up to and including `work`, if nobody runs one.
   void run_inline_until(ShmWork* work);
-  // Wakes the worker to start an op that `work`'s caller waits for, without the start delay.
+  // Wakes the worker so that it starts an awaited op (and those before it) without the start delay.
   void start_now();
 
  private:
