@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "crew/core/env.h"
-#include "crew/dist/dist.h"
+#include "crew/distributed/distributed.h"
 
 namespace dist = crew::dist;
 using Clock = std::chrono::steady_clock;

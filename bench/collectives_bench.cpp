@@ -23,13 +23,13 @@
 #include <vector>
 
 #include "crew/core/parallel_env.h"
-#include "crew/dist/backends/gloo/process_group_gloo.h"
-#include "crew/dist/backends/hier/hier_process_group.h"
-#include "crew/dist/backends/shm/shm_process_group.h"
-#include "crew/dist/debug/debug_process_group.h"
-#include "crew/dist/object_collectives.h"
-#include "crew/dist/parallel.h"
-#include "tests/dist/shm_harness.h"
+#include "crew/distributed/backends/gloo/gloo_process_group.h"
+#include "crew/distributed/backends/hier/hier_process_group.h"
+#include "crew/distributed/backends/shm/shm_process_group.h"
+#include "crew/distributed/collective/object_collectives.h"
+#include "crew/distributed/debug/debug_process_group.h"
+#include "crew/distributed/parallel/parallel.h"
+#include "tests/distributed/shm_harness.h"
 
 namespace dist = crew::dist;
 using crew::DType;
@@ -44,11 +44,11 @@ struct BenchOptions {
   std::vector<std::string> backends = {"shm", "gloo"};
   std::vector<std::string> ops = {"all_reduce"};
   std::string sizes = "4:64M";
-  int factor = 4;                           // size multiplier between rows
-  int runs = 5;                             // timed runs per row (min/median/max over these)
-  int64_t run_bytes = int64_t{64} << 20;    // traffic per run: iterations = run_bytes / size
+  int factor = 4;                         // size multiplier between rows
+  int runs = 5;                           // timed runs per row (min/median/max over these)
+  int64_t run_bytes = int64_t{64} << 20;  // traffic per run: iterations = run_bytes / size
   int max_iters = 1000;
-  int latency_iters = 2000;                 // barriers per run
+  int latency_iters = 2000;  // barriers per run
   std::string dtype = "float32";
   int timeout_s = 600;
   // none: the backend's group; off: wrapped in a DebugProcessGroup (what init_parallel_env
@@ -133,19 +133,24 @@ OpRunner make_runner(dist::ProcessGroup& pg, const std::string& op, int64_t byte
   return runner;
 }
 
-std::shared_ptr<dist::ProcessGroup> make_group(const std::string& backend, const std::shared_ptr<dist::Store>& store,
-                                               int rank, int world, const BenchOptions& opt) {
+std::shared_ptr<dist::ProcessGroup> make_group(const std::string& backend,
+                                               const std::shared_ptr<dist::Store>& store, int rank, int world,
+                                               const BenchOptions& opt) {
   dist::ProcessGroupOptions options;
   options.timeout = std::chrono::seconds(opt.timeout_s);
   options.group_name = "bench_" + backend;
   std::shared_ptr<dist::ProcessGroup> pg;
-  if (backend == "shm") pg = dist::create_shm_process_group(store, rank, world, options);
-  else if (backend == "gloo") pg = std::make_shared<dist::ProcessGroupGloo>(store, rank, world, options);
-  else if (backend == "hier") pg = dist::create_hier_process_group(store, rank, world, options);
-  else CREW_THROW(ValueError, "collectives_bench: unknown backend '", backend, "' (shm, gloo, hier)");
+  if (backend == "shm")
+    pg = dist::create_shm_process_group(store, rank, world, options);
+  else if (backend == "gloo")
+    pg = std::make_shared<dist::GlooProcessGroup>(store, rank, world, options);
+  else if (backend == "hier")
+    pg = dist::create_hier_process_group(store, rank, world, options);
+  else
+    CREW_THROW(ValueError, "collectives_bench: unknown backend '", backend, "' (shm, gloo, hier)");
   if (opt.debug == "none") return pg;
-  CREW_CHECK(opt.debug == "off" || opt.debug == "detail", "collectives_bench: --debug must be none, off or detail, got '",
-             opt.debug, "'");
+  CREW_CHECK(opt.debug == "off" || opt.debug == "detail",
+             "collectives_bench: --debug must be none, off or detail, got '", opt.debug, "'");
   dist::DebugOptions debug;
   debug.detail = opt.debug == "detail";
   return dist::wrap_for_debug(std::move(pg), store, debug);
@@ -171,9 +176,10 @@ void bench_all_gather_object(dist::ProcessGroup& pg, const BenchOptions& opt) {
              " objects");
   const Stats s = slowest(pg, per_run);
   if (pg.rank() == 0) {
-    std::printf("# all_gather_object({'foo': [1, 2, 3]}), backend %s, %d ranks: min %.2f us, median %.2f us, "
-                "max %.2f us\n",
-                pg.backend_name().c_str(), pg.size(), s.min, s.median, s.max);
+    std::printf(
+        "# all_gather_object({'foo': [1, 2, 3]}), backend %s, %d ranks: min %.2f us, median %.2f us, "
+        "max %.2f us\n",
+        pg.backend_name().c_str(), pg.size(), s.min, s.median, s.max);
     std::fflush(stdout);
   }
 }
@@ -185,9 +191,10 @@ void bench_backend(dist::ProcessGroup& pg, const BenchOptions& opt, int64_t min_
     if (rank == 0) {
       std::printf("\n# %s, backend %s, %d ranks, %d runs per size (min/median/max of the slowest rank)\n",
                   op.c_str(), pg.backend_name().c_str(), n, opt.runs);
-      std::printf("#%11s %12s %8s %11s %11s %11s %9s %9s\n", "size(B)", "count", "type", "min(us)", "median(us)",
-                  "max(us)", "algbw", "busbw");
-      std::printf("#%11s %12s %8s %11s %11s %11s %9s %9s\n", "", "(elems)", "", "", "", "", "(GB/s)", "(GB/s)");
+      std::printf("#%11s %12s %8s %11s %11s %11s %9s %9s\n", "size(B)", "count", "type", "min(us)",
+                  "median(us)", "max(us)", "algbw", "busbw");
+      std::printf("#%11s %12s %8s %11s %11s %11s %9s %9s\n", "", "(elems)", "", "", "", "", "(GB/s)",
+                  "(GB/s)");
     }
     for (int64_t bytes = min_bytes; bytes <= max_bytes; bytes *= opt.factor) {
       OpRunner runner = make_runner(pg, op, bytes, dtype);
@@ -216,7 +223,8 @@ void bench_backend(dist::ProcessGroup& pg, const BenchOptions& opt, int64_t min_
     pg.barrier()->wait();
     const auto t0 = Clock::now();
     for (int i = 0; i < opt.latency_iters; ++i) pg.barrier()->wait();
-    per_run.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / opt.latency_iters);
+    per_run.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() /
+                      opt.latency_iters);
   }
   const Stats s = slowest(pg, per_run);
   if (rank == 0) {
@@ -235,8 +243,8 @@ void run_rank(int rank, int world, dist::Store& store_ref, const BenchOptions& o
   const auto colon = opt.sizes.find(':');
   const int64_t min_bytes = parse_size(opt.sizes.substr(0, colon));
   const int64_t max_bytes = colon == std::string::npos ? min_bytes : parse_size(opt.sizes.substr(colon + 1));
-  CREW_CHECK(min_bytes > 0 && max_bytes >= min_bytes && opt.factor >= 2,
-             "collectives_bench: bad --sizes '", opt.sizes, "' or --factor ", opt.factor);
+  CREW_CHECK(min_bytes > 0 && max_bytes >= min_bytes && opt.factor >= 2, "collectives_bench: bad --sizes '",
+             opt.sizes, "' or --factor ", opt.factor);
   for (const auto& backend : opt.backends) {
     auto pg = make_group(backend, store, rank, world, opt);
     bench_backend(*pg, opt, min_bytes, max_bytes);
@@ -248,9 +256,11 @@ void run_rank(int rank, int world, dist::Store& store_ref, const BenchOptions& o
 int main(int argc, char** argv) {
   BenchOptions opt;
   CLI::App app{"crew collectives benchmark (nccl-tests style), backends side by side"};
-  app.add_option("--nprocs", opt.nprocs, "fork this many ranks on this host (0: take them from the environment)");
+  app.add_option("--nprocs", opt.nprocs,
+                 "fork this many ranks on this host (0: take them from the environment)");
   app.add_option("--backend", opt.backends, "backends, comma separated (shm, gloo, hier)")->delimiter(',');
-  app.add_option("--hosts", opt.hosts, "with --nprocs: simulate this many hosts (for hier), ranks split evenly")
+  app.add_option("--hosts", opt.hosts,
+                 "with --nprocs: simulate this many hosts (for hier), ranks split evenly")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--op", opt.ops, "ops: all_reduce, broadcast, reduce, all_gather, reduce_scatter, alltoall")
       ->delimiter(',');
@@ -261,7 +271,8 @@ int main(int argc, char** argv) {
   app.add_option("--max-iters", opt.max_iters, "most iterations per run")->check(CLI::PositiveNumber);
   app.add_option("--latency-iters", opt.latency_iters, "barriers per run")->check(CLI::PositiveNumber);
   app.add_option("--dtype", opt.dtype, "float32, float64, int32, int64, uint8");
-  app.add_option("--debug", opt.debug, "none (the backend's group), off (DebugProcessGroup), detail (DETAIL check)");
+  app.add_option("--debug", opt.debug,
+                 "none (the backend's group), off (DebugProcessGroup), detail (DETAIL check)");
   app.add_option("--timeout", opt.timeout_s, "seconds, per collective and for the whole forked run");
   CLI11_PARSE(app, argc, argv);
   try {
@@ -272,15 +283,16 @@ int main(int argc, char** argv) {
       int failed = 0;
       for (size_t r = 0; r < results.size(); ++r) {
         if (!results[r].ok()) {
-          std::fprintf(stderr, "collectives_bench: rank %zu failed (exit %d, signal %d%s)\n", r, results[r].exit_code,
-                       results[r].signal, results[r].timed_out ? ", timed out" : "");
+          std::fprintf(stderr, "collectives_bench: rank %zu failed (exit %d, signal %d%s)\n", r,
+                       results[r].exit_code, results[r].signal, results[r].timed_out ? ", timed out" : "");
           ++failed;
         }
       }
       return failed == 0 ? 0 : 1;
     }
     const crew::ParallelEnv env = crew::ParallelEnv::from_env();
-    const std::string dir = "/tmp/crew-collectives-bench-" + env.job_id + "-" + std::to_string(env.master_port);
+    const std::string dir =
+        "/tmp/crew-collectives-bench-" + env.job_id + "-" + std::to_string(env.master_port);
     ::mkdir(dir.c_str(), 0700);
     crew::testing::shm::FileStore store(dir);
     run_rank(env.rank, env.world_size, store, opt);

@@ -6,11 +6,10 @@
 // The same program is the worker: under the launcher (CREW_RANK set) it initialises the
 // parallel environment, all_reduces one float, checks the sum, and prints the
 // CLOCK_MONOTONIC time (system-wide, comparable across processes) at which it completed.
-#include <CLI/CLI.hpp>
-
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -22,9 +21,9 @@
 
 #include "crew/core/check.h"
 #include "crew/core/env.h"
-#include "crew/dist/collective.h"
-#include "crew/dist/parallel.h"
-#include "crew/dist/spawn_process.h"
+#include "crew/core/spawn_process.h"
+#include "crew/distributed/collective/collective.h"
+#include "crew/distributed/parallel/parallel.h"
 #include "crew/tensor/tensor.h"
 
 namespace {
@@ -62,8 +61,9 @@ Sample run_once(const std::string& crew, const std::string& self, int workers, c
   int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
   crew::dist::ChildOptions o;
-  o.argv = {crew, "launch", "--devices=" + devices, "--log_overwrite", "--log_dir", dir + "/log", "--log_level",
-            "WARNING", self};
+  o.argv = {crew,        "launch",     "--devices=" + devices, "--log_overwrite",
+            "--log_dir", dir + "/log", "--log_level",          "WARNING",
+            self};
   o.env = crew::dist::current_environment();
   o.stdout_fd = out;
   o.stderr_fd = devnull;
@@ -104,7 +104,8 @@ int main(int argc, char** argv) {
   const std::string crew = std::filesystem::path(self).parent_path().string() + "/crew";
   char tmpl[] = "/tmp/crew_launch_bench_XXXXXX";
   const std::string dir = ::mkdtemp(tmpl);
-  std::printf("%-8s %-6s %-28s %-28s\n", "workers", "reps", "first all_reduce ms (med/min)", "exit ms (med/min)");
+  std::printf("%-8s %-6s %-28s %-28s\n", "workers", "reps", "first all_reduce ms (med/min)",
+              "exit ms (med/min)");
   for (int n : workers) {
     std::vector<double> first, exit;
     run_once(crew, self, n, dir);  // warm the page cache

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "crew/dist/store/hash_store.h"
-#include "crew/dist/store/tcp_store.h"
-#include "crew/dist/store/tcp_store_server.h"
+#include "crew/distributed/store/hash_store.h"
+#include "crew/distributed/store/tcp_store.h"
+#include "crew/distributed/store/tcp_store_server.h"
 
 namespace {
 

@@ -4,10 +4,9 @@
 // split of a step into forward / backward / optimizer time.
 //
 //   bin/train_step --threads 1,2 --reps 7 --steps 20
-#include <CLI/CLI.hpp>
-
 #include <time.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,7 +18,7 @@
 #include "crew/nn/functional.h"
 #include "crew/nn/models/my_net.h"
 #include "crew/optim/adam.h"
-#include "crew/tensor/ops/threading.h"
+#include "crew/tensor/kernels/threading.h"
 #include "crew/tensor/random.h"
 
 namespace {
@@ -53,7 +52,9 @@ double flops_per_image(const Geometry& g) {
   return total;
 }
 
-double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+double seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
 
 // CPU seconds used by the whole process so far. On a shared, loaded machine wall time
 // includes time spent descheduled; CPU time per thread approximates an idle machine's wall
@@ -128,12 +129,14 @@ void run(const Options& opt, const Geometry& g, int threads) {
   }
   const double med = median(rates);
   const double mflop = flops_per_image(g) / 1e6;
-  std::printf("%dx%dx%-3d threads=%d batch=%lld  images/s min %7.0f  median %7.0f  max %7.0f  "
-              "GFLOP/s %5.1f  | by CPU time: images/s %7.0f GFLOP/s %5.1f  (%.1f MFLOP/image; step ms: fwd %.2f "
-              "bwd %.2f adam %.2f)\n",
-              int(g.channels), int(g.size), int(g.size), threads, static_cast<long long>(opt.batch),
-              *std::min_element(rates.begin(), rates.end()), med, *std::max_element(rates.begin(), rates.end()),
-              med * mflop / 1e3, median(cpu_rates), median(cpu_rates) * mflop / 1e3, mflop, median(fwd_ms), median(bwd_ms), median(upd_ms));
+  std::printf(
+      "%dx%dx%-3d threads=%d batch=%lld  images/s min %7.0f  median %7.0f  max %7.0f  "
+      "GFLOP/s %5.1f  | by CPU time: images/s %7.0f GFLOP/s %5.1f  (%.1f MFLOP/image; step ms: fwd %.2f "
+      "bwd %.2f adam %.2f)\n",
+      int(g.channels), int(g.size), int(g.size), threads, static_cast<long long>(opt.batch),
+      *std::min_element(rates.begin(), rates.end()), med, *std::max_element(rates.begin(), rates.end()),
+      med * mflop / 1e3, median(cpu_rates), median(cpu_rates) * mflop / 1e3, mflop, median(fwd_ms),
+      median(bwd_ms), median(upd_ms));
   std::fflush(stdout);
 }
 

@@ -1,7 +1,16 @@
-# crew_add_module(name DEPS ...): library crew_<name> from every .cpp under crew/<name>/.
+# crew_add_module(name [DIR path] [EXCLUDE subdir...] DEPS ...): library crew_<name> from every
+# .cpp under crew/<path> (default crew/<name>) except those under the EXCLUDE sub-folders, which
+# are modules of their own (crew/distributed/store is crew_store, below crew_distributed).
 function(crew_add_module name)
-  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
-  file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/crew/${name}/*.cpp)
+  cmake_parse_arguments(ARG "" "DIR" "DEPS;EXCLUDE" ${ARGN})
+  if(NOT ARG_DIR)
+    set(ARG_DIR ${name})
+  endif()
+  set(root ${PROJECT_SOURCE_DIR}/crew/${ARG_DIR})
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${root}/*.cpp)
+  foreach(sub IN LISTS ARG_EXCLUDE)
+    list(FILTER sources EXCLUDE REGEX "^${root}/${sub}/")
+  endforeach()
   if(NOT sources)
     add_library(crew_${name} INTERFACE)
     target_include_directories(crew_${name} INTERFACE ${PROJECT_SOURCE_DIR})
@@ -18,7 +27,7 @@ function(crew_add_module name)
 endfunction()
 
 # crew_add_test_suite(module [TIMEOUT s] [DEPS ...]): one gtest binary from tests/<module>/*_test.cpp;
-# its tests are named and labelled after the module (ctest -L dist); see below for `faults`.
+# its tests are named and labelled after the module (ctest -L distributed); see below for `faults`.
 function(crew_add_test_suite module)
   cmake_parse_arguments(ARG "" "TIMEOUT" "DEPS" ${ARGN})
   file(GLOB sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/${module}/*_test.cpp)

@@ -6,7 +6,7 @@
 //   ./all_gather_object          # one process: the warning, then [{'foo': [1, 2, 3]}]
 #include <iostream>
 
-#include "crew/dist/dist.h"
+#include "crew/distributed/distributed.h"
 
 namespace dist = crew::dist;
 using crew::dist::Object;

@@ -6,7 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "crew/dist/dist.h"
+#include "crew/distributed/distributed.h"
 
 namespace dist = crew::dist;
 

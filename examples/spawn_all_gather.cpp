@@ -4,13 +4,12 @@
 //   bin/spawn_all_gather --nprocs 4
 //   [{'foo': [1, 2, 3]}, {'bar': [4, 5, 6]}, {'bar': [4, 5, 6]}, {'bar': [4, 5, 6]}]   (x4)
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <vector>
 
-#include "crew/dist/object_collectives.h"
-#include "crew/dist/parallel.h"
-#include "crew/dist/spawn.h"
+#include "crew/distributed/collective/object_collectives.h"
+#include "crew/distributed/parallel/parallel.h"
+#include "crew/distributed/spawn/spawn.h"
 
 namespace dist = crew::dist;
 

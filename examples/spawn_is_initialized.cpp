@@ -6,11 +6,10 @@
 //   ID:3 False
 //   ID:3 True
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 
-#include "crew/dist/parallel.h"
-#include "crew/dist/spawn.h"
+#include "crew/distributed/parallel/parallel.h"
+#include "crew/distributed/spawn/spawn.h"
 
 namespace dist = crew::dist;
 

@@ -44,14 +44,14 @@
 #include "crew/core/parallel_env.h"
 #include "crew/core/progress_bar.h"
 #include "crew/core/timer.h"
-#include "crew/dist/collective.h"
-#include "crew/dist/data_parallel.h"
-#include "crew/dist/parallel.h"
+#include "crew/distributed/collective/collective.h"
+#include "crew/distributed/data_parallel/data_parallel.h"
+#include "crew/distributed/parallel/parallel.h"
 #include "crew/io/io.h"
 #include "crew/nn/functional.h"
 #include "crew/nn/models/my_net.h"
 #include "crew/optim/adam.h"
-#include "crew/tensor/ops/threading.h"
+#include "crew/tensor/kernels/threading.h"
 #include "crew/tensor/random.h"
 #include "crew/tensor/safetensors.h"
 #include "examples/train_cnn_checkpoint.h"
@@ -64,19 +64,19 @@ struct TrainOptions {
   double lr = 0.001;
   int num_workers = 2;
   uint64_t seed = 1;
-  int64_t max_steps = 0;      // 0: no limit
+  int64_t max_steps = 0;  // 0: no limit
   bool no_shuffle = false;
   std::string dataset = "fashion-mnist";
   std::string data_dir;
-  std::string init;           // safetensors file with initial weights
-  std::string save;           // checkpoint directory
-  std::string resume;         // checkpoint directory to continue from
+  std::string init;                        // safetensors file with initial weights
+  std::string save;                        // checkpoint directory
+  std::string resume;                      // checkpoint directory to continue from
   train_cnn::CheckpointConfig checkpoint;  // --checkpoint-dir/-every/-keep
-  std::string metrics;        // JSON-lines file
-  int64_t test_samples = 0;   // 0: the whole test split
-  int threads = 0;            // 0: crew's default (CREW_NUM_THREADS or all cores)
-  double comm_buffer_mb = 25;       // DataParallel bucket cap (Paddle's comm_buffer_size)
-  double last_comm_buffer_mb = 1;   // DataParallel first bucket (Paddle's last_comm_buffer_size)
+  std::string metrics;                     // JSON-lines file
+  int64_t test_samples = 0;                // 0: the whole test split
+  int threads = 0;                         // 0: crew's default (CREW_NUM_THREADS or all cores)
+  double comm_buffer_mb = 25;              // DataParallel bucket cap (Paddle's comm_buffer_size)
+  double last_comm_buffer_mb = 1;          // DataParallel first bucket (Paddle's last_comm_buffer_size)
   int64_t log_every = 1000;
   bool compare_single = false;
   int64_t compare_steps = 300;
@@ -116,7 +116,8 @@ Data load_data(const TrainOptions& o) {
 // The first n samples of a data set.
 class Prefix : public crew::io::Dataset {
  public:
-  Prefix(std::shared_ptr<crew::io::Dataset> base, int64_t n) : base_(std::move(base)), n_(std::min(n, base_->size())) {}
+  Prefix(std::shared_ptr<crew::io::Dataset> base, int64_t n)
+      : base_(std::move(base)), n_(std::min(n, base_->size())) {}
   int64_t size() const override { return n_; }
   crew::io::Sample get(int64_t i) const override {
     crew::io::check_sample_index("Prefix::get", i, n_);
@@ -185,8 +186,8 @@ double evaluate(crew::nn::models::MyNet& net, const std::shared_ptr<crew::io::Da
   return total ? static_cast<double>(correct) / static_cast<double>(total) : 0.0;
 }
 
-void save_checkpoint(const std::string& dir, crew::nn::models::MyNet& net, crew::optim::Adam& opt, int epochs_done,
-                     int64_t global_step) {
+void save_checkpoint(const std::string& dir, crew::nn::models::MyNet& net, crew::optim::Adam& opt,
+                     int epochs_done, int64_t global_step) {
   std::filesystem::create_directories(dir);
   std::map<std::string, std::string> meta = {{"epochs_done", std::to_string(epochs_done)},
                                              {"global_step", std::to_string(global_step)}};
@@ -249,7 +250,9 @@ int run(const TrainOptions& o) {
     auto meta = crew::load_metadata(o.resume + "/model.safetensors");
     start_epoch = std::stoi(meta.at("epochs_done"));
     global_step = std::stoll(meta.at("global_step"));
-    if (chief) std::cout << "resumed from " << o.resume << ": " << start_epoch << " epochs, step " << global_step << std::endl;
+    if (chief)
+      std::cout << "resumed from " << o.resume << ": " << start_epoch << " epochs, step " << global_step
+                << std::endl;
   }
   const train_cnn::Signature signature = {{"world_size", std::to_string(world)},
                                           {"batch_size", std::to_string(o.batch_size)},
@@ -263,8 +266,8 @@ int run(const TrainOptions& o) {
     start_epoch = static_cast<int>(resumed->position.epoch);
     start_batch = resumed->position.batch;
     if (chief) {
-      std::cout << "resumed from " << resumed->path << " (epoch " << start_epoch << ", batch " << start_batch << ")"
-                << std::endl;
+      std::cout << "resumed from " << resumed->path << " (epoch " << start_epoch << ", batch " << start_batch
+                << ")" << std::endl;
     }
   }
   // Data-parallel when there is more than one rank: parameters broadcast from rank 0 here,
@@ -336,7 +339,8 @@ int run(const TrainOptions& o) {
       ++prof.steps;
       const float loss_value = static_cast<float>(loss.item());
       if (chief && batch_id % o.log_every == 0) {
-        bar.write(crew::str_cat("epoch: ", epoch, ", batch_id: ", batch_id, ", loss is: [", short_float(loss_value), "]"));
+        bar.write(crew::str_cat("epoch: ", epoch, ", batch_id: ", batch_id, ", loss is: [",
+                                short_float(loss_value), "]"));
       }
       metrics.line(crew::str_cat("{\"type\": \"step\", \"epoch\": ", epoch, ", \"step\": ", global_step,
                                  ", \"loss\": ", short_float(loss_value), ", \"lr\": ", opt.get_lr(), "}"));
@@ -362,8 +366,8 @@ int run(const TrainOptions& o) {
     const double rate = seconds > 0 ? epoch_images / seconds : 0.0;
     if (chief) {
       char line[160];
-      std::snprintf(line, sizeof line, "epoch %d: test accuracy %.4f (%lld images), %.0f images/s", epoch, accuracy,
-                    static_cast<long long>(tested), rate);
+      std::snprintf(line, sizeof line, "epoch %d: test accuracy %.4f (%lld images), %.0f images/s", epoch,
+                    accuracy, static_cast<long long>(tested), rate);
       std::cout << line << std::endl;
     }
     metrics.line(crew::str_cat("{\"type\": \"epoch\", \"epoch\": ", epoch, ", \"steps\": ", batch_id,
@@ -379,8 +383,8 @@ int run(const TrainOptions& o) {
   const double rate = train_seconds > 0 ? train_images / train_seconds : 0.0;
   if (chief) {
     char done[220];
-    std::snprintf(done, sizeof done, "done: %d epochs, %.1f s, %.0f images/s, final test accuracy %.4f", epochs_run,
-                  total_watch.seconds(), rate, accuracy);
+    std::snprintf(done, sizeof done, "done: %d epochs, %.1f s, %.0f images/s, final test accuracy %.4f",
+                  epochs_run, total_watch.seconds(), rate, accuracy);
     std::cout << done;
     if (stop) std::cout << " (stopped by --max-steps after " << steps_this_run << " steps)";
     std::cout << std::endl;
@@ -401,17 +405,19 @@ int run(const TrainOptions& o) {
     }
     if (chief) {
       char line[300];
-      std::snprintf(line, sizeof line,
-                    "profile (rank 0, %lld steps): step %.2f ms = compute %.2f ms (%.1f%%) + gradient communication "
-                    "wait %.2f ms (%.1f%%) + data wait %.2f ms (%.1f%%)",
-                    static_cast<long long>(prof.steps), ms(total), ms(compute), 100 * compute / total, ms(comm),
-                    100 * comm / total, ms(prof.data_wait), 100 * prof.data_wait / total);
+      std::snprintf(
+          line, sizeof line,
+          "profile (rank 0, %lld steps): step %.2f ms = compute %.2f ms (%.1f%%) + gradient communication "
+          "wait %.2f ms (%.1f%%) + data wait %.2f ms (%.1f%%)",
+          static_cast<long long>(prof.steps), ms(total), ms(compute), 100 * compute / total, ms(comm),
+          100 * comm / total, ms(prof.data_wait), 100 * prof.data_wait / total);
       std::cout << line << std::endl;
       if (!per_rank.empty()) {
         std::cout << "profile per rank (compute / communication wait / data wait, ms per step):";
         for (size_t r = 0; r < per_rank.size(); ++r) {
           const float* v = per_rank[r].data<float>();
-          std::snprintf(line, sizeof line, "%s rank %zu %.2f / %.2f / %.2f", r ? "," : "", r, v[0], v[1], v[2]);
+          std::snprintf(line, sizeof line, "%s rank %zu %.2f / %.2f / %.2f", r ? "," : "", r, v[0], v[1],
+                        v[2]);
           std::cout << line;
         }
         std::cout << std::endl;
@@ -425,8 +431,8 @@ int run(const TrainOptions& o) {
     if (world > 1) crew::dist::barrier();
     if (chief) {
       char line[200];
-      std::snprintf(line, sizeof line, "speed-up: %d ranks %.0f images/s vs 1 process %.0f images/s: %.2fx", world,
-                    rate, single, single > 0 ? rate / single : 0.0);
+      std::snprintf(line, sizeof line, "speed-up: %d ranks %.0f images/s vs 1 process %.0f images/s: %.2fx",
+                    world, rate, single, single > 0 ? rate / single : 0.0);
       std::cout << line << std::endl;
     }
   }
@@ -455,17 +461,23 @@ int main(int argc, char** argv) {
   app.add_option("--metrics", o.metrics, "append JSON lines (one per step, one per epoch) to FILE");
   app.add_option("--test-samples", o.test_samples, "evaluate on the first N test images (0: all)");
   app.add_option("--threads", o.threads, "compute threads (0: CREW_NUM_THREADS or all cores)");
-  app.add_option("--comm-buffer-size", o.comm_buffer_mb, "DataParallel bucket cap in MiB (Paddle's comm_buffer_size)")
+  app.add_option("--comm-buffer-size", o.comm_buffer_mb,
+                 "DataParallel bucket cap in MiB (Paddle's comm_buffer_size)")
       ->check(CLI::PositiveNumber);
   app.add_option("--last-comm-buffer-size", o.last_comm_buffer_mb,
                  "DataParallel first bucket in MiB (Paddle's last_comm_buffer_size)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--log-every", o.log_every, "print the loss line every N batches")->check(CLI::PositiveNumber);
-  app.add_flag("--compare-single", o.compare_single, "after training, measure one process and print the speed-up");
-  app.add_option("--compare-steps", o.compare_steps, "steps of the one-process measurement")->check(CLI::PositiveNumber);
-  app.add_flag("--profile", o.profile, "print where a step's time goes (compute, communication wait, data wait)");
-  auto* ckpt_dir = app.add_option("--checkpoint-dir", o.checkpoint.dir,
-                                  "restartable checkpoints: resume from the newest complete one in DIR, write new ones");
+  app.add_option("--log-every", o.log_every, "print the loss line every N batches")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--compare-single", o.compare_single,
+               "after training, measure one process and print the speed-up");
+  app.add_option("--compare-steps", o.compare_steps, "steps of the one-process measurement")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--profile", o.profile,
+               "print where a step's time goes (compute, communication wait, data wait)");
+  auto* ckpt_dir =
+      app.add_option("--checkpoint-dir", o.checkpoint.dir,
+                     "restartable checkpoints: resume from the newest complete one in DIR, write new ones");
   app.add_option("--checkpoint-every", o.checkpoint.every_steps,
                  "write a checkpoint after every N steps (and at the end; 0: only at the end)")
       ->check(CLI::NonNegativeNumber);

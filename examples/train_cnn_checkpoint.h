@@ -27,11 +27,11 @@
 #include "crew/core/env.h"
 #include "crew/core/error.h"
 #include "crew/core/parallel_env.h"
-#include "crew/dist/checkpoint/checkpoint_dir.h"
-#include "crew/dist/collective.h"
-#include "crew/dist/object_collectives.h"
+#include "crew/distributed/collective/collective.h"
+#include "crew/distributed/collective/object_collectives.h"
 #include "crew/nn/layer.h"
 #include "crew/optim/optimizer.h"
+#include "crew/tensor/checkpoint_dir.h"
 #include "crew/tensor/random.h"
 
 namespace train_cnn {
@@ -85,7 +85,7 @@ inline void write_checkpoint(const CheckpointConfig& cfg, const crew::nn::Layer&
     meta["global_step"] = std::to_string(pos.global_step);
     meta["epoch"] = std::to_string(pos.epoch);
     meta["batch"] = std::to_string(pos.batch);
-    crew::dist::write_checkpoint(
+    crew::write_checkpoint(
         cfg.dir, pos.global_step,
         {{"model", net.state_dict()}, {"optimizer", opt.state_dict()}, {"train_state", state}}, meta,
         {.keep = cfg.keep});
@@ -106,11 +106,11 @@ struct Resumed {
 inline std::optional<Resumed> resume(const CheckpointConfig& cfg, crew::nn::Layer& net,
                                      crew::optim::Optimizer& opt, const Signature& signature, int rank,
                                      int world) {
-  std::optional<crew::dist::LoadedCheckpoint> ckpt;
+  std::optional<crew::LoadedCheckpoint> ckpt;
   int64_t step = -1;
   if (rank == 0) {
     std::vector<std::string> skipped;
-    ckpt = crew::dist::load_newest_checkpoint(cfg.dir, &skipped);
+    ckpt = crew::load_newest_checkpoint(cfg.dir, &skipped);
     for (const auto& why : skipped) std::cout << "skipped checkpoint " << why << std::endl;
     if (ckpt) step = ckpt->step;
   }
@@ -118,7 +118,7 @@ inline std::optional<Resumed> resume(const CheckpointConfig& cfg, crew::nn::Laye
     crew::Tensor t = crew::Tensor::from_vector<int64_t>({step});
     crew::dist::broadcast(t, 0);
     step = t.data<int64_t>()[0];
-    if (rank != 0 && step >= 0) ckpt = crew::dist::load_checkpoint(cfg.dir, step);
+    if (rank != 0 && step >= 0) ckpt = crew::load_checkpoint(cfg.dir, step);
   }
   if (!ckpt) return std::nullopt;
   for (const auto& [key, value] : signature) {

@@ -1,4 +1,4 @@
-// Object::decode on arbitrary bytes (crew/dist/object). Invariants beyond "no crash":
+// Object::decode on arbitrary bytes (crew/distributed/object). Invariants beyond "no crash":
 //   - decoding throws crew::Error (ValueError) or returns a value, nothing else;
 //   - a decoded value re-encodes to at most the input's size (dict keys may collapse: {1: a,
 //     1: b} decodes to {1: b}) and that encoding is a fixed point: decode -> encode gives the
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "crew/core/error.h"
-#include "crew/dist/object/object.h"
+#include "crew/distributed/object/object.h"
 #include "fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

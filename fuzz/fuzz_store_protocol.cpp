@@ -1,4 +1,4 @@
-// The TCPStore wire protocol (crew/dist/store/tcp_store_protocol.*) on arbitrary bytes: the
+// The TCPStore wire protocol (crew/distributed/store/tcp_store_protocol.*) on arbitrary bytes: the
 // input is what a client sends, a stream of frames, read the way the server reads it (header,
 // body limit, then the request's fields by op, HELLO first, no trailing bytes). Invariants:
 //   - decode_header / BodyReader throw crew::Error (ValueError) or succeed, nothing else;
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "crew/core/error.h"
-#include "crew/dist/store/tcp_store_protocol.h"
+#include "crew/distributed/store/tcp_store_protocol.h"
 #include "fuzz/fuzz_check.h"
 
 namespace {

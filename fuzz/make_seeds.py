@@ -26,7 +26,7 @@ def gz(data):
     return gzip.compress(data, mtime=0)
 
 
-# --- Object: "CRO" 0x01 then tag-encoded values (crew/dist/object/object_codec.cpp).
+# --- Object: "CRO" 0x01 then tag-encoded values (crew/distributed/object/object_codec.cpp).
 def obj(v):
     if v is None:
         return b"\x00"
@@ -65,7 +65,7 @@ def objects():
         write("object", name, b"CRO\x01" + obj(v))
 
 
-# --- Store protocol: frames "CRWS" ver code 0 0 len body (crew/dist/store/tcp_store_protocol.h).
+# --- Store protocol: frames "CRWS" ver code 0 0 len body (crew/distributed/store/tcp_store_protocol.h).
 HELLO, SET, GET, ADD, COMPARE_SET, CHECK, DELETE_KEY, NUM_KEYS, WAIT = range(1, 10)
 
 

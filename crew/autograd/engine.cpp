@@ -5,7 +5,7 @@
 #include <unordered_set>
 
 #include "crew/autograd/autograd_meta.h"
-#include "crew/tensor/ops/broadcast.h"
+#include "crew/tensor/kernels/broadcast.h"
 
 namespace crew::autograd {
 namespace {
@@ -21,7 +21,7 @@ void accumulate(Tensor& buffer, Tensor contribution) {
   if (!buffer.defined()) {
     buffer = std::move(contribution);
   } else {
-    buffer = ops::binary(ops::BinaryOp::ADD, buffer, contribution, "backward (accumulate)");
+    buffer = kernels::binary(kernels::BinaryOp::ADD, buffer, contribution, "backward (accumulate)");
   }
 }
 
@@ -29,7 +29,7 @@ void complete_leaf(const std::shared_ptr<TensorImpl>& leaf, Tensor buffer) {
   AutogradMeta& meta = *leaf->autograd;
   if (buffer.defined()) {
     if (meta.grad.defined()) {
-      ops::add_inplace(meta.grad, buffer);
+      kernels::add_inplace(meta.grad, buffer);
     } else {
       meta.grad = owned(std::move(buffer));
     }
@@ -41,8 +41,8 @@ void complete_leaf(const std::shared_ptr<TensorImpl>& leaf, Tensor buffer) {
 }
 
 struct Graph {
-  std::vector<std::shared_ptr<Node>> nodes;        // keeps every node alive for the pass
-  std::unordered_map<Node*, int> node_deps;        // incoming edges still to arrive
+  std::vector<std::shared_ptr<Node>> nodes;  // keeps every node alive for the pass
+  std::unordered_map<Node*, int> node_deps;  // incoming edges still to arrive
   std::unordered_map<TensorImpl*, int> leaf_deps;
 };
 

@@ -1,7 +1,7 @@
 #pragma once
 // How an op records itself in the graph:
 //
-//   Tensor y = ops::binary(...);                       // the plain kernel
+//   Tensor y = kernels::binary(...);                       // the plain kernel
 //   if (autograd::should_record({&a, &b})) {
 //     autograd::record(y, "mul", {a, b}, [a, b](const Tensor& g, const std::vector<bool>& needs) {
 //       return std::vector<Tensor>{needs[0] ? g * b : Tensor(), needs[1] ? g * a : Tensor()};

@@ -3,18 +3,18 @@
 
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"
-#include "crew/tensor/ops/broadcast.h"
+#include "crew/tensor/kernels/broadcast.h"
 
 namespace crew {
 namespace {
 
-using ops::BinaryOp;
+using kernels::BinaryOp;
 
-Tensor bin(BinaryOp op, const Tensor& a, const Tensor& b) { return ops::binary(op, a, b, "backward"); }
+Tensor bin(BinaryOp op, const Tensor& a, const Tensor& b) { return kernels::binary(op, a, b, "backward"); }
 
 template <typename F>
 Tensor map_unary(const Tensor& x, const char* name, F f) {
-  ops::check_floating(x, name);
+  kernels::check_floating(x, name);
   Tensor y = Tensor::uninitialized(x.shape(), x.dtype());
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -30,76 +30,79 @@ Tensor map_unary(const Tensor& x, const char* name, F f) {
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b) {
-  Tensor y = ops::binary(BinaryOp::ADD, a, b, "add");
+  Tensor y = kernels::binary(BinaryOp::ADD, a, b, "add");
   if (autograd::should_record({&a, &b})) {
-    autograd::record(y, "add", {a, b}, [sa = a.shape(), sb = b.shape()](const Tensor& g, const std::vector<bool>& n) {
-      return std::vector<Tensor>{n[0] ? ops::sum_to(g, sa) : Tensor(), n[1] ? ops::sum_to(g, sb) : Tensor()};
-    });
+    autograd::record(y, "add", {a, b},
+                     [sa = a.shape(), sb = b.shape()](const Tensor& g, const std::vector<bool>& n) {
+                       return std::vector<Tensor>{n[0] ? kernels::sum_to(g, sa) : Tensor(),
+                                                  n[1] ? kernels::sum_to(g, sb) : Tensor()};
+                     });
   }
   return y;
 }
 
 Tensor sub(const Tensor& a, const Tensor& b) {
-  Tensor y = ops::binary(BinaryOp::SUB, a, b, "sub");
+  Tensor y = kernels::binary(BinaryOp::SUB, a, b, "sub");
   if (autograd::should_record({&a, &b})) {
-    autograd::record(y, "sub", {a, b}, [sa = a.shape(), sb = b.shape()](const Tensor& g, const std::vector<bool>& n) {
-      return std::vector<Tensor>{n[0] ? ops::sum_to(g, sa) : Tensor(),
-                                 n[1] ? ops::sum_to(ops::affine(g, -1, 0), sb) : Tensor()};
-    });
+    autograd::record(
+        y, "sub", {a, b}, [sa = a.shape(), sb = b.shape()](const Tensor& g, const std::vector<bool>& n) {
+          return std::vector<Tensor>{n[0] ? kernels::sum_to(g, sa) : Tensor(),
+                                     n[1] ? kernels::sum_to(kernels::affine(g, -1, 0), sb) : Tensor()};
+        });
   }
   return y;
 }
 
 Tensor mul(const Tensor& a, const Tensor& b) {
-  Tensor y = ops::binary(BinaryOp::MUL, a, b, "mul");
+  Tensor y = kernels::binary(BinaryOp::MUL, a, b, "mul");
   if (autograd::should_record({&a, &b})) {
     autograd::record(y, "mul", {a, b}, [a, b](const Tensor& g, const std::vector<bool>& n) {
-      return std::vector<Tensor>{n[0] ? ops::sum_to(bin(BinaryOp::MUL, g, b), a.shape()) : Tensor(),
-                                 n[1] ? ops::sum_to(bin(BinaryOp::MUL, g, a), b.shape()) : Tensor()};
+      return std::vector<Tensor>{n[0] ? kernels::sum_to(bin(BinaryOp::MUL, g, b), a.shape()) : Tensor(),
+                                 n[1] ? kernels::sum_to(bin(BinaryOp::MUL, g, a), b.shape()) : Tensor()};
     });
   }
   return y;
 }
 
 Tensor div(const Tensor& a, const Tensor& b) {
-  Tensor y = ops::binary(BinaryOp::DIV, a, b, "div");
+  Tensor y = kernels::binary(BinaryOp::DIV, a, b, "div");
   if (autograd::should_record({&a, &b})) {
     // d/da = g / b; d/db = -g * y / b.
-    autograd::record(y, "div", {a, b}, [sa = a.shape(), b, y = y.detach()](const Tensor& g, const std::vector<bool>& n) {
-      Tensor g_over_b = bin(BinaryOp::DIV, g, b);
-      Tensor gb;
-      if (n[1]) gb = ops::sum_to(ops::affine(bin(BinaryOp::MUL, g_over_b, y), -1, 0), b.shape());
-      return std::vector<Tensor>{n[0] ? ops::sum_to(g_over_b, sa) : Tensor(), gb};
-    });
+    autograd::record(
+        y, "div", {a, b}, [sa = a.shape(), b, y = y.detach()](const Tensor& g, const std::vector<bool>& n) {
+          Tensor g_over_b = bin(BinaryOp::DIV, g, b);
+          Tensor gb;
+          if (n[1]) gb = kernels::sum_to(kernels::affine(bin(BinaryOp::MUL, g_over_b, y), -1, 0), b.shape());
+          return std::vector<Tensor>{n[0] ? kernels::sum_to(g_over_b, sa) : Tensor(), gb};
+        });
   }
   return y;
 }
 
 Tensor add(const Tensor& a, double b) {
-  Tensor y = ops::affine(a, 1, b);
+  Tensor y = kernels::affine(a, 1, b);
   if (autograd::should_record({&a})) {
-    autograd::record(y, "add_scalar", {a}, [](const Tensor& g, const std::vector<bool>&) {
-      return std::vector<Tensor>{g};
-    });
+    autograd::record(y, "add_scalar", {a},
+                     [](const Tensor& g, const std::vector<bool>&) { return std::vector<Tensor>{g}; });
   }
   return y;
 }
 
 Tensor mul(const Tensor& a, double b) {
-  Tensor y = ops::affine(a, b, 0);
+  Tensor y = kernels::affine(a, b, 0);
   if (autograd::should_record({&a})) {
     autograd::record(y, "mul_scalar", {a}, [b](const Tensor& g, const std::vector<bool>&) {
-      return std::vector<Tensor>{ops::affine(g, b, 0)};
+      return std::vector<Tensor>{kernels::affine(g, b, 0)};
     });
   }
   return y;
 }
 
 Tensor neg(const Tensor& a) {
-  Tensor y = ops::affine(a, -1, 0);
+  Tensor y = kernels::affine(a, -1, 0);
   if (autograd::should_record({&a})) {
     autograd::record(y, "neg", {a}, [](const Tensor& g, const std::vector<bool>&) {
-      return std::vector<Tensor>{ops::affine(g, -1, 0)};
+      return std::vector<Tensor>{kernels::affine(g, -1, 0)};
     });
   }
   return y;
@@ -129,7 +132,8 @@ Tensor pow(const Tensor& a, double exponent) {
   Tensor y = map_unary(a, "pow", [exponent](auto v) { return std::pow(v, exponent); });
   if (autograd::should_record({&a})) {
     autograd::record(y, "pow", {a}, [a, exponent](const Tensor& g, const std::vector<bool>&) {
-      Tensor d = map_unary(a, "pow backward", [exponent](auto v) { return exponent * std::pow(v, exponent - 1); });
+      Tensor d =
+          map_unary(a, "pow backward", [exponent](auto v) { return exponent * std::pow(v, exponent - 1); });
       return std::vector<Tensor>{bin(BinaryOp::MUL, g, d)};
     });
   }

@@ -1,8 +1,8 @@
 // matmul and transpose2d.
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"
-#include "crew/tensor/ops/broadcast.h"
-#include "crew/tensor/ops/gemm.h"
+#include "crew/tensor/kernels/broadcast.h"
+#include "crew/tensor/kernels/gemm.h"
 
 namespace crew {
 namespace {
@@ -10,19 +10,21 @@ namespace {
 // Sums a batched gradient over the batch when the input had a batch of 1 (broadcast).
 Tensor fold_batch(const Tensor& g, const Shape& input_shape) {
   if (g.shape() == input_shape) return g;
-  return ops::sum_to(g, input_shape);
+  return kernels::sum_to(g, input_shape);
 }
 
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
-  Tensor y = ops::matmul(a, b, ta, tb);
+  Tensor y = kernels::matmul(a, b, ta, tb);
   if (autograd::should_record({&a, &b})) {
     autograd::record(y, "matmul", {a, b}, [a, b, ta, tb](const Tensor& g, const std::vector<bool>& n) {
       // C = op(A) op(B): dA = g op(B)^T (transposed back when ta), dB = op(A)^T g (likewise).
       Tensor ga, gb;
-      if (n[0]) ga = fold_batch(ta ? ops::matmul(b, g, tb, true) : ops::matmul(g, b, false, !tb), a.shape());
-      if (n[1]) gb = fold_batch(tb ? ops::matmul(g, a, true, ta) : ops::matmul(a, g, !ta, false), b.shape());
+      if (n[0])
+        ga = fold_batch(ta ? kernels::matmul(b, g, tb, true) : kernels::matmul(g, b, false, !tb), a.shape());
+      if (n[1])
+        gb = fold_batch(tb ? kernels::matmul(g, a, true, ta) : kernels::matmul(a, g, !ta, false), b.shape());
       return std::vector<Tensor>{ga, gb};
     });
   }

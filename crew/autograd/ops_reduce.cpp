@@ -1,7 +1,7 @@
 // Reductions: sum, mean (all elements or along an axis), argmax.
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"
-#include "crew/tensor/ops/broadcast.h"
+#include "crew/tensor/kernels/broadcast.h"
 
 namespace crew {
 namespace {
@@ -36,11 +36,11 @@ Tensor reduce_axis(const Tensor& x, int64_t a, bool keepdim, double scale) {
 // Broadcasts g (the reduced shape with the axis kept as 1) back to `shape`, times scale.
 Tensor expand_back(const Tensor& g, const Shape& shape, double scale) {
   Tensor ones = Tensor::full(shape, scale, g.dtype());
-  return ops::binary(ops::BinaryOp::MUL, ones, g, "reduce backward");
+  return kernels::binary(kernels::BinaryOp::MUL, ones, g, "reduce backward");
 }
 
 Tensor sum_all(const Tensor& x, double scale, const char* name) {
-  ops::check_floating(x, name);
+  kernels::check_floating(x, name);
   Tensor flat = x.view({x.numel()});
   Tensor y = x.numel() == 0 ? Tensor::zeros({}, x.dtype()) : reduce_axis(flat, 0, false, scale);
   if (autograd::should_record({&x})) {
@@ -52,7 +52,7 @@ Tensor sum_all(const Tensor& x, double scale, const char* name) {
 }
 
 Tensor sum_axis(const Tensor& x, int64_t axis, bool keepdim, bool average, const char* name) {
-  ops::check_floating(x, name);
+  kernels::check_floating(x, name);
   const int64_t a = normalize_axis(axis, x.dim());
   const double scale = average ? 1.0 / static_cast<double>(x.shape()[a]) : 1.0;
   Tensor y = reduce_axis(x, a, keepdim, scale);

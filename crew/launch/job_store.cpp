@@ -1,7 +1,7 @@
 #include "crew/launch/job_store.h"
 
-#include "crew/dist/store/tcp_store.h"
-#include "crew/dist/store/tcp_store_server.h"
+#include "crew/distributed/store/tcp_store.h"
+#include "crew/distributed/store/tcp_store_server.h"
 
 namespace crew::launch {
 
@@ -24,7 +24,8 @@ std::unique_ptr<JobStore> JobStore::serve(const std::string& bind_host, int port
   co.timeout = timeout;
   co.connect_timeout = timeout;
   co.job_token = token;
-  js->client_ = std::make_unique<dist::TCPStore>(bind_host.empty() || bind_host == "0.0.0.0" ? "127.0.0.1" : bind_host, co);
+  js->client_ = std::make_unique<dist::TCPStore>(
+      bind_host.empty() || bind_host == "0.0.0.0" ? "127.0.0.1" : bind_host, co);
   return js;
 }
 

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "crew/dist/store/store.h"
+#include "crew/distributed/store/store.h"
 
 namespace crew::launch {
 

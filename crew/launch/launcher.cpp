@@ -11,15 +11,15 @@
 
 #include "crew/core/check.h"
 #include "crew/core/parallel_env.h"
+#include "crew/core/spawn_process.h"
 #include "crew/core/timer.h"
-#include "crew/dist/spawn_process.h"
 #include "crew/launch/devices.h"
 #include "crew/launch/group_reaper.h"
 #include "crew/launch/job_store.h"
 #include "crew/launch/launch_log.h"
 #include "crew/launch/node_address.h"
+#include "crew/launch/node_rendezvous.h"
 #include "crew/launch/pod.h"
-#include "crew/launch/rendezvous.h"
 #include "crew/launch/worker_env.h"
 
 namespace crew::launch {
@@ -67,9 +67,9 @@ void report_failure(const Pod& pod, const PodOutcome& out, const std::vector<std
   std::string cmd;
   for (const auto& c : command) cmd += (cmd.empty() ? "" : " ") + c;
   launch_info("Pod failed");
-  launch_error(str_cat("Container failed !!!\nContainer rank ", out.global_rank, " (local rank ", out.local_rank,
-                       ", pid ", out.pid, ") failed: ", out.status.describe(), "\n  cmd: ", cmd,
-                       "\n  log: ", pod.log_path(out.local_rank)));
+  launch_error(str_cat("Container failed !!!\nContainer rank ", out.global_rank, " (local rank ",
+                       out.local_rank, ", pid ", out.pid, ") failed: ", out.status.describe(),
+                       "\n  cmd: ", cmd, "\n  log: ", pod.log_path(out.local_rank)));
   std::string text = "------------------------- ERROR LOG DETAIL -------------------------\n";
   text += pod.log_tail(out.local_rank, kLogTailLines);
   if (!text.empty() && text.back() != '\n') text += "\n";
@@ -158,9 +158,10 @@ int run_generation(Job& job, int generation, int restarts_left, SignalPipe& sign
   for (size_t i = 0; i < job.slots.size(); ++i) {
     std::string cpus;
     for (int c : job.slots[i].cpus) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
-    launch_log(LogLevel::DEBUG, str_cat("worker rank ", m.rank_offset + static_cast<int>(i), " pid ", pids[i],
-                                        " device ", job.slots[i].device_id, " cpus [", cpus, "] threads ",
-                                        job.slots[i].num_threads, " log ", pod.log_path(static_cast<int>(i))));
+    launch_log(LogLevel::DEBUG,
+               str_cat("worker rank ", m.rank_offset + static_cast<int>(i), " pid ", pids[i], " device ",
+                       job.slots[i].device_id, " cpus [", cpus, "] threads ", job.slots[i].num_threads,
+                       " log ", pod.log_path(static_cast<int>(i))));
   }
 
   // Another node's failure (or silence) stops this node's pod too.
@@ -173,7 +174,8 @@ int run_generation(Job& job, int generation, int restarts_left, SignalPipe& sign
         since_beat.reset();
         rdzv.heartbeat();
         for (int r : rdzv.silent_nodes(kSilentNodeTimeout)) {
-          rdzv.mark_failed(str_cat("1 node ", r, " stopped responding for ", kSilentNodeTimeout.count(), " ms"));
+          rdzv.mark_failed(
+              str_cat("1 node ", r, " stopped responding for ", kSilentNodeTimeout.count(), " ms"));
         }
       }
       if (auto f = rdzv.failure()) peer_failure = *f;
@@ -209,7 +211,8 @@ int run_generation(Job& job, int generation, int restarts_left, SignalPipe& sign
       code = out.status.shell_code();
       if (o.nnodes > 1) {
         try {
-          rdzv.mark_failed(str_cat(code, " rank ", out.global_rank, " on node ", node_rank, ": ", out.status.describe()));
+          rdzv.mark_failed(
+              str_cat(code, " rank ", out.global_rank, " on node ", node_rank, ": ", out.status.describe()));
         } catch (const Error& e) {
           launch_warning(str_cat("could not tell the other nodes: ", e.what()));
         }

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "crew/dist/spawn_process.h"
+#include "crew/core/spawn_process.h"
 #include "crew/launch/group_reaper.h"
 #include "crew/launch/options.h"
 #include "crew/launch/signals.h"

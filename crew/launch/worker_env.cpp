@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "crew/dist/spawn_process.h"
+#include "crew/core/spawn_process.h"
 
 namespace crew::launch {
 namespace {
@@ -54,7 +54,8 @@ std::vector<std::string> worker_environment(const std::vector<std::string>& base
   set("CREW_NNODES", std::to_string(job.nnodes));
   set("CREW_MASTER", job.master);
   set("CREW_STORE_HOSTED", "1");
-  set("CREW_DEVICE_ID", std::to_string(job.device_kind == DeviceKind::GPU ? slot.device_index : slot.device_id));
+  set("CREW_DEVICE_ID",
+      std::to_string(job.device_kind == DeviceKind::GPU ? slot.device_index : slot.device_id));
   set("CREW_DEVICE_KIND", to_string(job.device_kind));
   set("CREW_JOB_ID", job.job_id);
   if (!job.token.empty()) set("CREW_JOB_TOKEN", job.token);

@@ -4,25 +4,23 @@
 // globs only *_test.cpp.
 #include <dirent.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
-
-#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
-#include "crew/dist/spawn_process.h"
+#include "crew/core/spawn_process.h"
 
 namespace crew::launch::testing {
 
@@ -63,7 +61,8 @@ struct CrewRun {
 // Starts `crew ARGS...` with extra "KEY=VALUE" environment entries; stdout/stderr go to files.
 class CrewProcess {
  public:
-  CrewProcess(const TempDir& dir, const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+  CrewProcess(const TempDir& dir, const std::vector<std::string>& args,
+              const std::vector<std::string>& env = {}) {
     static int counter = 0;
     const std::string tag = std::to_string(++counter);
     out_path_ = dir.file("crew.stdout." + tag);
@@ -120,7 +119,8 @@ inline CrewRun run_crew(const TempDir& dir, const std::vector<std::string>& args
   return p.wait(timeout);
 }
 
-inline bool wait_for_text(const std::string& path, const std::string& needle, std::chrono::milliseconds timeout) {
+inline bool wait_for_text(const std::string& path, const std::string& needle,
+                          std::chrono::milliseconds timeout) {
   const auto end = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < end) {
     if (read_file(path).find(needle) != std::string::npos) return true;
@@ -183,7 +183,8 @@ inline int free_port() {
 
 inline int count(const std::string& text, const std::string& needle) {
   int n = 0;
-  for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + needle.size())) ++n;
+  for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + needle.size()))
+    ++n;
   return n;
 }
 

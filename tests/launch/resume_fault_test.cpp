@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "crew/dist/checkpoint/checkpoint_dir.h"
+#include "crew/tensor/checkpoint_dir.h"
 #include "tests/launch/launch_test_util.h"
 
 namespace crew::launch::testing {
@@ -213,7 +213,7 @@ TEST_F(ResumeFault, WorkerKilledMidEpochIsRestartedFromTheLastCheckpointWithNoth
   std::sort(kept.begin(), kept.end());
   EXPECT_EQ(kept, (std::vector<std::string>{"step-000000000012", "step-000000000016", "step-000000000020"}));
   // The checkpoint resumed from: its position and both ranks' generator states.
-  const dist::LoadedCheckpoint resumed_from = dist::load_checkpoint(ckpt, 12);
+  const LoadedCheckpoint resumed_from = load_checkpoint(ckpt, 12);
   const StateDict& state = resumed_from.parts.at("train_state");
   const Tensor& pos = state.at("position");
   ASSERT_EQ(pos.numel(), 3);
@@ -244,12 +244,14 @@ TEST_F(ResumeFault, HungWorkerIsEndedByTheWatchdogAndTheGroupResumes) {
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(count(r.stderr_text, "Restarting the job"), 1) << r.stderr_text;
   EXPECT_NE(r.stderr_text.find("exit code 124"), std::string::npos) << r.stderr_text;
-  EXPECT_NE(read_file(dir_->file("hung.log/workerlog.1")).find("fault injection: rank 1 stops (hangs) before step 14"),
+  EXPECT_NE(read_file(dir_->file("hung.log/workerlog.1"))
+                .find("fault injection: rank 1 stops (hangs) before step 14"),
             std::string::npos);
   const std::string log0 = read_file(dir_->file("hung.log/workerlog.0"));
   EXPECT_NE(log0.find("behind: rank 1 has not issued"), std::string::npos) << log0;
   EXPECT_NE(log0.find("CREW_HANG_ACTION=abort: exiting with code 124"), std::string::npos) << log0;
-  EXPECT_EQ(count(r.output, "resumed from " + dir_->file("hung.ckpt") + "/step-000000000012 (epoch 1, batch 2)"), 1)
+  EXPECT_EQ(
+      count(r.output, "resumed from " + dir_->file("hung.ckpt") + "/step-000000000012 (epoch 1, batch 2)"), 1)
       << r.output;
   EXPECT_EQ(final_accuracy(r.output), final_accuracy(reference_->output)) << r.output;
   expect_same_as_reference("hung", 12);

@@ -1,32 +1,34 @@
-// relu, sigmoid, tanh, gelu (crew/tensor/ops/activation kernels) and flatten.
+// relu, sigmoid, tanh, gelu (crew/tensor/kernels/activation kernels) and flatten.
+#include "crew/tensor/kernels/activation.h"
+
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"
 #include "crew/nn/functional.h"
-#include "crew/tensor/ops/activation.h"
 
 namespace crew::nn::functional {
 namespace {
 
-Tensor activation(ops::Activation kind, const char* name, const Tensor& x) {
-  Tensor y = ops::activation_forward(kind, x);
+Tensor activation(kernels::Activation kind, const char* name, const Tensor& x) {
+  Tensor y = kernels::activation_forward(kind, x);
   if (autograd::should_record({&x})) {
     // Keep the input only when the backward reads it: after a conv, its output can then be
     // freed as soon as the activation has run instead of living until backward.
-    Tensor saved_x = ops::activation_backward_uses_output_only(kind) ? Tensor() : x.detach();
-    autograd::record(y, name, {x}, [kind, saved_x, y = y.detach()](const Tensor& g, const std::vector<bool>&) {
-      return std::vector<Tensor>{ops::activation_backward(kind, g, saved_x, y)};
-    });
+    Tensor saved_x = kernels::activation_backward_uses_output_only(kind) ? Tensor() : x.detach();
+    autograd::record(y, name, {x},
+                     [kind, saved_x, y = y.detach()](const Tensor& g, const std::vector<bool>&) {
+                       return std::vector<Tensor>{kernels::activation_backward(kind, g, saved_x, y)};
+                     });
   }
   return y;
 }
 
 }  // namespace
 
-Tensor relu(const Tensor& x) { return activation(ops::Activation::RELU, "relu", x); }
-Tensor sigmoid(const Tensor& x) { return activation(ops::Activation::SIGMOID, "sigmoid", x); }
-Tensor tanh(const Tensor& x) { return activation(ops::Activation::TANH, "tanh", x); }
+Tensor relu(const Tensor& x) { return activation(kernels::Activation::RELU, "relu", x); }
+Tensor sigmoid(const Tensor& x) { return activation(kernels::Activation::SIGMOID, "sigmoid", x); }
+Tensor tanh(const Tensor& x) { return activation(kernels::Activation::TANH, "tanh", x); }
 Tensor gelu(const Tensor& x, bool approximate) {
-  return activation(approximate ? ops::Activation::GELU_TANH : ops::Activation::GELU_ERF, "gelu", x);
+  return activation(approximate ? kernels::Activation::GELU_TANH : kernels::Activation::GELU_ERF, "gelu", x);
 }
 
 Tensor flatten(const Tensor& x, int64_t start_axis, int64_t stop_axis) {

@@ -1,44 +1,47 @@
-// conv2d, max_pool2d, avg_pool2d: oneDNN kernels (crew/tensor/ops) plus their graph nodes.
+// conv2d, max_pool2d, avg_pool2d: oneDNN kernels (crew/tensor/kernels) plus their graph nodes.
 #include "crew/autograd/function.h"
 #include "crew/nn/functional.h"
-#include "crew/tensor/ops/conv.h"
-#include "crew/tensor/ops/pool.h"
+#include "crew/tensor/kernels/conv.h"
+#include "crew/tensor/kernels/pool.h"
 
 namespace crew::nn::functional {
 
-Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Pair stride, Pair padding, Pair dilation,
-              int64_t groups) {
-  const ops::Conv2dParams p{stride, padding, dilation, groups};
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Pair stride, Pair padding,
+              Pair dilation, int64_t groups) {
+  const kernels::Conv2dParams p{stride, padding, dilation, groups};
   const bool record = autograd::should_record({&x, &weight, &bias});
-  std::shared_ptr<const ops::Conv2dSaved> saved;
-  Tensor y = ops::conv2d_forward(x, weight, bias, p, record ? &saved : nullptr);
+  std::shared_ptr<const kernels::Conv2dSaved> saved;
+  Tensor y = kernels::conv2d_forward(x, weight, bias, p, record ? &saved : nullptr);
   if (record) {
-    autograd::record(y, "conv2d", {x, weight, bias}, [x, weight, p, saved, has_bias = bias.defined()](
-                                                          const Tensor& g, const std::vector<bool>& needs) {
-      const ops::Conv2dNeeds want{.data = needs[0], .weights = needs[1] || needs[2], .bias = has_bias};
-      ops::Conv2dGrads r = ops::conv2d_backward(g, x, weight, x.shape(), p, want, saved.get());
-      return std::vector<Tensor>{r.grad_x, r.grad_weight, r.grad_bias};
-    });
+    autograd::record(
+        y, "conv2d", {x, weight, bias},
+        [x, weight, p, saved, has_bias = bias.defined()](const Tensor& g, const std::vector<bool>& needs) {
+          const kernels::Conv2dNeeds want{
+              .data = needs[0], .weights = needs[1] || needs[2], .bias = has_bias};
+          kernels::Conv2dGrads r = kernels::conv2d_backward(g, x, weight, x.shape(), p, want, saved.get());
+          return std::vector<Tensor>{r.grad_x, r.grad_weight, r.grad_bias};
+        });
   }
   return y;
 }
 
 namespace {
 
-ops::Pool2dParams pool_params(Pair kernel, Pair stride, Pair padding) {
-  ops::Pool2dParams p{kernel, stride, padding};
+kernels::Pool2dParams pool_params(Pair kernel, Pair stride, Pair padding) {
+  kernels::Pool2dParams p{kernel, stride, padding};
   if (stride[0] == 0 && stride[1] == 0) p.stride = kernel;
   return p;
 }
 
-Tensor pool(ops::PoolKind kind, const char* name, const Tensor& x, const ops::Pool2dParams& p) {
+Tensor pool(kernels::PoolKind kind, const char* name, const Tensor& x, const kernels::Pool2dParams& p) {
   const bool record = autograd::should_record({&x});
-  ops::PoolForwardResult r = ops::pool2d_forward(kind, x, p, record);
+  kernels::PoolForwardResult r = kernels::pool2d_forward(kind, x, p, record);
   if (record) {
-    autograd::record(r.y, name, {x}, [kind, p, shape = x.shape(), ws = r.workspace](const Tensor& g,
-                                                                                    const std::vector<bool>&) {
-      return std::vector<Tensor>{ops::pool2d_backward(kind, g, shape, ws, p)};
-    });
+    autograd::record(
+        r.y, name, {x},
+        [kind, p, shape = x.shape(), ws = r.workspace](const Tensor& g, const std::vector<bool>&) {
+          return std::vector<Tensor>{kernels::pool2d_backward(kind, g, shape, ws, p)};
+        });
   }
   return r.y;
 }
@@ -46,11 +49,11 @@ Tensor pool(ops::PoolKind kind, const char* name, const Tensor& x, const ops::Po
 }  // namespace
 
 Tensor max_pool2d(const Tensor& x, Pair kernel, Pair stride, Pair padding) {
-  return pool(ops::PoolKind::MAX, "max_pool2d", x, pool_params(kernel, stride, padding));
+  return pool(kernels::PoolKind::MAX, "max_pool2d", x, pool_params(kernel, stride, padding));
 }
 
 Tensor avg_pool2d(const Tensor& x, Pair kernel, Pair stride, Pair padding) {
-  return pool(ops::PoolKind::AVG, "avg_pool2d", x, pool_params(kernel, stride, padding));
+  return pool(kernels::PoolKind::AVG, "avg_pool2d", x, pool_params(kernel, stride, padding));
 }
 
 }  // namespace crew::nn::functional

@@ -1,7 +1,7 @@
 // Inverted dropout ("upscale_in_train", Paddle's default mode).
 #include "crew/autograd/function.h"
 #include "crew/nn/functional.h"
-#include "crew/tensor/ops/broadcast.h"
+#include "crew/tensor/kernels/broadcast.h"
 
 namespace crew::nn::functional {
 namespace {
@@ -18,7 +18,7 @@ uint64_t splitmix64(uint64_t& state) {
 }  // namespace
 
 Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
-  ops::check_floating(x, "dropout");
+  kernels::check_floating(x, "dropout");
   CREW_CHECK(p >= 0.0 && p <= 1.0, "dropout: p must be in [0, 1], got ", p);
   if (!training || p == 0.0) return x;
   Generator& g = gen ? *gen : default_generator();
@@ -37,10 +37,10 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
       }
     }
   });
-  Tensor y = ops::binary(ops::BinaryOp::MUL, x, mask, "dropout");
+  Tensor y = kernels::binary(kernels::BinaryOp::MUL, x, mask, "dropout");
   if (autograd::should_record({&x})) {
     autograd::record(y, "dropout", {x}, [mask](const Tensor& grad, const std::vector<bool>&) {
-      return std::vector<Tensor>{ops::binary(ops::BinaryOp::MUL, grad, mask, "dropout backward")};
+      return std::vector<Tensor>{kernels::binary(kernels::BinaryOp::MUL, grad, mask, "dropout backward")};
     });
   }
   return y;

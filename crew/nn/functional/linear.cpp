@@ -1,8 +1,8 @@
 // linear: y = x W + b with W [in, out] (Paddle's layout), on OpenBLAS gemm.
 #include "crew/autograd/function.h"
 #include "crew/nn/functional.h"
-#include "crew/tensor/ops/broadcast.h"
-#include "crew/tensor/ops/gemm.h"
+#include "crew/tensor/kernels/broadcast.h"
+#include "crew/tensor/kernels/gemm.h"
 
 namespace crew::nn::functional {
 namespace {
@@ -15,7 +15,8 @@ void linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Ten
     const T* bp = b.data<T>();
     for (int64_t r = 0; r < m; ++r) std::copy(bp, bp + out, yp + r * out);
   }
-  ops::gemm(false, false, m, out, in, T(1), x.data<T>(), in, w.data<T>(), out, b.defined() ? T(1) : T(0), yp, out);
+  kernels::gemm(false, false, m, out, in, T(1), x.data<T>(), in, w.data<T>(), out, b.defined() ? T(1) : T(0),
+                yp, out);
 }
 
 template <typename T>
@@ -26,11 +27,11 @@ std::vector<Tensor> linear_backward(const Tensor& g, const Tensor& x, const Tens
   const T* gp = g.data<T>();
   if (needs[0]) {
     grads[0] = Tensor::uninitialized(x.shape(), x.dtype());
-    ops::gemm(false, true, m, in, out, T(1), gp, out, w.data<T>(), out, T(0), grads[0].data<T>(), in);
+    kernels::gemm(false, true, m, in, out, T(1), gp, out, w.data<T>(), out, T(0), grads[0].data<T>(), in);
   }
   if (needs[1]) {
     grads[1] = Tensor::uninitialized(w.shape(), w.dtype());
-    ops::gemm(true, false, in, out, m, T(1), x.data<T>(), in, gp, out, T(0), grads[1].data<T>(), out);
+    kernels::gemm(true, false, in, out, m, T(1), x.data<T>(), in, gp, out, T(0), grads[1].data<T>(), out);
   }
   if (needs[2]) {
     grads[2] = Tensor::zeros({out}, w.dtype());
@@ -45,7 +46,7 @@ std::vector<Tensor> linear_backward(const Tensor& g, const Tensor& x, const Tens
 }  // namespace
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  ops::check_floating(x, "linear");
+  kernels::check_floating(x, "linear");
   CREW_CHECK(weight.dim() == 2, "linear: weight must be [in, out], got shape ", shape_str(weight.shape()));
   CREW_CHECK(x.dim() >= 1 && x.size(-1) == weight.size(0), "linear: input ", shape_str(x.shape()),
              " does not match weight [in, out] = ", shape_str(weight.shape()));
@@ -65,10 +66,11 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     linear_forward<double>(x, weight, bias, y, m);
   }
   if (autograd::should_record({&x, &weight, &bias})) {
-    autograd::record(y, "linear", {x, weight, bias}, [x, weight, m](const Tensor& g, const std::vector<bool>& needs) {
-      if (g.dtype() == DType::FLOAT32) return linear_backward<float>(g, x, weight, m, needs);
-      return linear_backward<double>(g, x, weight, m, needs);
-    });
+    autograd::record(y, "linear", {x, weight, bias},
+                     [x, weight, m](const Tensor& g, const std::vector<bool>& needs) {
+                       if (g.dtype() == DType::FLOAT32) return linear_backward<float>(g, x, weight, m, needs);
+                       return linear_backward<double>(g, x, weight, m, needs);
+                     });
   }
   return y;
 }

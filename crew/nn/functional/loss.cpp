@@ -4,7 +4,7 @@
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"
 #include "crew/nn/functional.h"
-#include "crew/tensor/ops/broadcast.h"
+#include "crew/tensor/kernels/broadcast.h"
 
 namespace crew::nn::functional {
 namespace {
@@ -46,8 +46,9 @@ void cross_entropy_rows(const T* x, const std::vector<int64_t>& labels, int64_t 
 }  // namespace
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction reduction) {
-  ops::check_floating(logits, "cross_entropy");
-  CREW_CHECK(logits.dim() == 2, "cross_entropy: logits must be [N, K], got shape ", shape_str(logits.shape()));
+  kernels::check_floating(logits, "cross_entropy");
+  CREW_CHECK(logits.dim() == 2, "cross_entropy: logits must be [N, K], got shape ",
+             shape_str(logits.shape()));
   const int64_t n = logits.size(0), k = logits.size(1);
   const std::vector<int64_t> lab = read_labels(labels, n, k, "cross_entropy");
   int64_t counted = 0;
@@ -69,29 +70,30 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction reduc
     y = Tensor::scalar(total * scale, logits.dtype());
   }
   if (autograd::should_record({&logits})) {
-    autograd::record(y, "cross_entropy", {logits}, [probs, lab, k, scale, reduction](const Tensor& g,
-                                                                                     const std::vector<bool>&) {
-      // d/dlogits = g_row * (softmax - onehot(label)); probs is this node's own copy.
-      Tensor gx = probs.clone();
-      dispatch_dtype(g.dtype(), [&](auto tag) {
-        using T = decltype(tag);
-        if constexpr (std::is_floating_point_v<T>) {
-          T* gp = gx.data<T>();
-          const T* go = g.data<T>();
-          for (size_t i = 0; i < lab.size(); ++i) {
-            T* row = gp + i * k;
-            if (lab[i] == kIgnoreIndex) {
-              std::fill(row, row + k, T(0));
-              continue;
-            }
-            const T gi = reduction == Reduction::NONE ? go[i] : static_cast<T>(go[0] * scale);
-            row[lab[i]] -= 1;
-            for (int64_t j = 0; j < k; ++j) row[j] *= gi;
-          }
-        }
-      });
-      return std::vector<Tensor>{gx};
-    });
+    autograd::record(y, "cross_entropy", {logits},
+                     [probs, lab, k, scale, reduction](const Tensor& g, const std::vector<bool>&) {
+                       // d/dlogits = g_row * (softmax - onehot(label)); probs is this node's own copy.
+                       Tensor gx = probs.clone();
+                       dispatch_dtype(g.dtype(), [&](auto tag) {
+                         using T = decltype(tag);
+                         if constexpr (std::is_floating_point_v<T>) {
+                           T* gp = gx.data<T>();
+                           const T* go = g.data<T>();
+                           for (size_t i = 0; i < lab.size(); ++i) {
+                             T* row = gp + i * k;
+                             if (lab[i] == kIgnoreIndex) {
+                               std::fill(row, row + k, T(0));
+                               continue;
+                             }
+                             const T gi =
+                                 reduction == Reduction::NONE ? go[i] : static_cast<T>(go[0] * scale);
+                             row[lab[i]] -= 1;
+                             for (int64_t j = 0; j < k; ++j) row[j] *= gi;
+                           }
+                         }
+                       });
+                       return std::vector<Tensor>{gx};
+                     });
   }
   return y;
 }
@@ -100,9 +102,12 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
   Tensor d = sub(input, target);
   Tensor sq = mul(d, d);
   switch (reduction) {
-    case Reduction::MEAN: return mean(sq);
-    case Reduction::SUM: return sum(sq);
-    case Reduction::NONE: return sq;
+    case Reduction::MEAN:
+      return mean(sq);
+    case Reduction::SUM:
+      return sum(sq);
+    case Reduction::NONE:
+      return sq;
   }
   return sq;
 }

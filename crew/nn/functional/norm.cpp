@@ -3,7 +3,7 @@
 
 #include "crew/autograd/function.h"
 #include "crew/nn/functional.h"
-#include "crew/tensor/ops/broadcast.h"
+#include "crew/tensor/kernels/broadcast.h"
 
 namespace crew::nn::functional {
 namespace {
@@ -24,7 +24,8 @@ void normalize(const T* x, T* y, const Layout& l, const Saved& s, const T* bias)
       const T* src = x + (i * l.c + ch) * l.spatial;
       T* dst = y + (i * l.c + ch) * l.spatial;
       const T a = static_cast<T>(s.invstd[ch] * s.scale[ch]);
-      const T b = static_cast<T>((bias ? static_cast<double>(bias[ch]) : 0.0) - s.mean[ch] * s.invstd[ch] * s.scale[ch]);
+      const T b = static_cast<T>((bias ? static_cast<double>(bias[ch]) : 0.0) -
+                                 s.mean[ch] * s.invstd[ch] * s.scale[ch]);
       for (int64_t k = 0; k < l.spatial; ++k) dst[k] = src[k] * a + b;
     }
   }
@@ -112,7 +113,7 @@ void check_channel_tensor(const Tensor& t, int64_t c, DType dtype, const char* w
 
 Tensor batch_norm(const Tensor& x, Tensor& running_mean, Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum, double epsilon) {
-  ops::check_floating(x, "batch_norm");
+  kernels::check_floating(x, "batch_norm");
   CREW_CHECK(x.dim() >= 2, "batch_norm: input must be [N, C, ...], got shape ", shape_str(x.shape()));
   Layout l{x.size(0), x.size(1), 1};
   for (int64_t d = 2; d < x.dim(); ++d) l.spatial *= x.size(d);
@@ -152,11 +153,11 @@ Tensor batch_norm(const Tensor& x, Tensor& running_mean, Tensor& running_var, co
     }
   });
   if (autograd::should_record({&x, &weight, &bias})) {
-    autograd::record(y, "batch_norm", {x, weight, bias}, [x, l, s, training](const Tensor& g,
-                                                                             const std::vector<bool>& needs) {
-      if (g.dtype() == DType::FLOAT32) return backward<float>(g, x, l, s, training, needs);
-      return backward<double>(g, x, l, s, training, needs);
-    });
+    autograd::record(y, "batch_norm", {x, weight, bias},
+                     [x, l, s, training](const Tensor& g, const std::vector<bool>& needs) {
+                       if (g.dtype() == DType::FLOAT32) return backward<float>(g, x, l, s, training, needs);
+                       return backward<double>(g, x, l, s, training, needs);
+                     });
   }
   return y;
 }

@@ -3,7 +3,7 @@
 
 #include "crew/autograd/function.h"
 #include "crew/nn/functional.h"
-#include "crew/tensor/ops/broadcast.h"
+#include "crew/tensor/kernels/broadcast.h"
 
 namespace crew::nn::functional {
 namespace {
@@ -48,7 +48,7 @@ void softmax_backward(const T* g, const T* y, T* gx, const AxisSplit& p, bool lo
 }
 
 Tensor softmax_impl(const Tensor& x, int64_t axis, bool log_out, const char* name) {
-  ops::check_floating(x, name);
+  kernels::check_floating(x, name);
   CREW_CHECK(x.dim() >= 1, name, ": tensor of shape ", shape_str(x.shape()), " has no axis");
   const AxisSplit p = split_at_axis(x.shape(), normalize_axis(axis, x.dim()));
   Tensor y = Tensor::uninitialized(x.shape(), x.dtype());

@@ -1,0 +1,200 @@
+#include "crew/distributed/backends/gloo/gloo_process_group.h"
+
+#include <gloo/barrier.h>
+#include <gloo/common/error.h>
+#include <gloo/common/logging.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/transport/tcp/device.h>
+#include <gloo/transport/unbound_buffer.h>
+#include <gloo/types.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "crew/core/check.h"
+#include "crew/core/env.h"
+#include "crew/core/error.h"
+#include "crew/distributed/backends/gloo/gloo_store_adapter.h"
+
+namespace crew::dist {
+
+namespace {
+
+// Slot prefix of send/recv, above every prefix Gloo's own collectives use.
+constexpr uint8_t kP2PSlotPrefix = 0xF0;
+// Gloo tag of the barrier that ends the rendezvous; collectives count from kSetupTag + 1.
+constexpr uint32_t kSetupTag = 0;
+
+bool is_timeout_message(const std::string& text) {
+  return text.find("Timed out") != std::string::npos || text.find("timed out") != std::string::npos;
+}
+
+// Gloo 0.5 writes to its sockets without MSG_NOSIGNAL, so a write to a peer that died would
+// kill this process with SIGPIPE instead of failing the op with EPIPE (a CommError naming the
+// op). Python (and so PyTorch) ignores SIGPIPE for the same reason; a handler the program
+// installed itself is left alone.
+void ignore_default_sigpipe() {
+  struct sigaction current {};
+  if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL &&
+      !(current.sa_flags & SA_SIGINFO)) {
+    ::signal(SIGPIPE, SIG_IGN);
+  }
+}
+
+std::string this_host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0) return GlooOptions::kDefaultHostname;
+  return name;
+}
+
+}  // namespace
+
+GlooOptions GlooOptions::from_env() {
+  GlooOptions options;
+  // One host: loopback. Several: this host's name, which its peers can resolve.
+  const long long nnodes = env::get_int("CREW_NNODES", env::get_int("PADDLE_NNODES", 1));
+  if (nnodes > 1) options.hostname = "";
+  options.hostname = env::get_string("CREW_HOST", options.hostname);
+  options.iface = env::get_string("CREW_GLOO_IFNAME", options.iface);
+  return options;
+}
+
+GlooProcessGroup::GlooProcessGroup(std::shared_ptr<Store> store, int rank, int size,
+                                   ProcessGroupOptions options, GlooOptions gloo_options)
+    : ProcessGroup(rank, size, std::move(options)) {
+  CREW_CHECK(store != nullptr, "GlooProcessGroup (rank ", rank, ", group ", options_.group_name,
+             "): store is null");
+  CREW_CHECK(size >= 1 && rank >= 0 && rank < size, "GlooProcessGroup (group ", options_.group_name,
+             "): rank ", rank, " is not in [0, ", size, ")");
+  const std::string where =
+      str_cat("gloo rendezvous (rank ", rank, " of ", size, ", group ", options_.group_name, ")");
+  ignore_default_sigpipe();
+  ::gloo::transport::tcp::attr attr;
+  if (!gloo_options.iface.empty()) {
+    attr.iface = gloo_options.iface;
+  } else {
+    attr.hostname = gloo_options.hostname.empty() ? this_host_name() : gloo_options.hostname;
+  }
+  try {
+    auto device = ::gloo::transport::tcp::CreateDevice(attr);
+    auto context = std::make_shared<::gloo::rendezvous::Context>(rank, size);
+    context->setTimeout(options_.timeout);
+    detail::GlooStoreAdapter adapter(store, options_.timeout);
+    context->connectFullMesh(adapter, device);
+    // A rank's mesh can be complete while a peer is still finishing its side; a barrier (tag
+    // 0, before every collective's) keeps any rank from closing its connections early.
+    ::gloo::BarrierOptions barrier(context);
+    barrier.setTag(kSetupTag);
+    barrier.setTimeout(options_.timeout);
+    ::gloo::barrier(barrier);
+    context_ = std::move(context);
+  } catch (const TimeoutError& e) {
+    CREW_THROW(TimeoutError, where, ": ", e.what());
+  } catch (const crew::Error&) {
+    throw;
+  } catch (const ::gloo::EnforceNotMet& e) {
+    CREW_THROW(CommError, where, ": ", e.what(), " (address '", attr.hostname, attr.iface, "')");
+  } catch (const std::exception& e) {
+    if (is_timeout_message(e.what())) {
+      CREW_THROW(TimeoutError, where, ": timed out after ", format_duration(options_.timeout),
+                 " (gloo: ", e.what(), ")");
+    }
+    CREW_THROW(CommError, where, ": ", e.what(), " (address '", attr.hostname, attr.iface,
+               "'; set CREW_HOST or CREW_GLOO_IFNAME to choose another)");
+  }
+  // Work::wait() without a timeout allows a little more than the op's own Gloo timeout, so
+  // that Gloo's more precise error (a dead peer) is the one reported.
+  queue_ = std::make_unique<WorkQueue>(options_.group_name, rank, options_.timeout + std::chrono::seconds(2));
+}
+
+GlooProcessGroup::~GlooProcessGroup() {
+  queue_.reset();  // joins the worker before the context goes away
+  if (context_) {
+    try {
+      context_->closeConnections();
+    } catch (...) {
+      // Peers may be gone already; nothing to report at teardown.
+    }
+  }
+}
+
+std::shared_ptr<Work> GlooProcessGroup::submit(const char* op, std::function<void(uint32_t tag)> task,
+                                               bool collective) {
+  const auto timeout = options_.timeout;
+  // Tag and queue position are taken together so that they agree in issue order.
+  std::lock_guard<std::mutex> lock(submit_mutex_);
+  const uint32_t tag = collective ? kSetupTag + 1 + next_tag_++ : 0;
+  return queue_->submit(op, [task = std::move(task), timeout, tag](const OpInfo& info) {
+    try {
+      task(tag);
+    } catch (const crew::Error&) {
+      throw;
+    } catch (const ::gloo::EnforceNotMet& e) {
+      CREW_THROW(CommError, info.describe(), ": ", e.what());
+    } catch (const std::exception& e) {
+      if (is_timeout_message(e.what())) {
+        CREW_THROW(TimeoutError, info.describe(), ": timed out after ", format_duration(timeout),
+                   " (gloo: ", e.what(), ")");
+      }
+      CREW_THROW(CommError, info.describe(),
+                 ": communication failed; a peer may have exited (gloo: ", e.what(), ")");
+    }
+  });
+}
+
+std::shared_ptr<Work> GlooProcessGroup::barrier() {
+  auto context = context_;
+  const auto timeout = options_.timeout;
+  return submit("barrier", [context, timeout](uint32_t tag) {
+    ::gloo::BarrierOptions opts(context);
+    opts.setTag(tag);
+    opts.setTimeout(timeout);
+    ::gloo::barrier(opts);
+  });
+}
+
+std::shared_ptr<Work> GlooProcessGroup::send(const Tensor& tensor, int dst, int tag) {
+  detail::check_tensor(*this, "send", tensor, "tensor");
+  detail::check_peer(*this, "send", dst, "dst");
+  CREW_CHECK(dst != rank_ && tag >= 0, "send (rank ", rank_, ", group ", options_.group_name,
+             "): needs another rank and a tag >= 0, got dst ", dst, ", tag ", tag);
+  auto context = context_;
+  const auto timeout = options_.timeout;
+  Tensor t = tensor;
+  return submit(
+      "send",
+      [context, timeout, t, dst, tag](uint32_t) {
+        if (t.nbytes() == 0) return;
+        auto buf = context->createUnboundBuffer(t.raw_data(), t.nbytes());
+        buf->send(dst, ::gloo::Slot::build(kP2PSlotPrefix, static_cast<uint32_t>(tag)));
+        if (!buf->waitSend(timeout)) CREW_THROW(CommError, "send to rank ", dst, " was aborted");
+      },
+      /*collective=*/false);
+}
+
+std::shared_ptr<Work> GlooProcessGroup::recv(Tensor& tensor, int src, int tag) {
+  detail::check_tensor(*this, "recv", tensor, "tensor");
+  detail::check_peer(*this, "recv", src, "src");
+  CREW_CHECK(src != rank_ && tag >= 0, "recv (rank ", rank_, ", group ", options_.group_name,
+             "): needs another rank and a tag >= 0, got src ", src, ", tag ", tag);
+  auto context = context_;
+  const auto timeout = options_.timeout;
+  Tensor t = tensor;
+  return submit(
+      "recv",
+      [context, timeout, t, src, tag](uint32_t) {
+        if (t.nbytes() == 0) return;
+        auto buf = context->createUnboundBuffer(t.raw_data(), t.nbytes());
+        buf->recv(src, ::gloo::Slot::build(kP2PSlotPrefix, static_cast<uint32_t>(tag)));
+        if (!buf->waitRecv(timeout)) CREW_THROW(CommError, "recv from rank ", src, " was aborted");
+      },
+      /*collective=*/false);
+}
+
+std::shared_ptr<ProcessGroup> create_gloo_process_group(const std::shared_ptr<Store>& store, int rank,
+                                                        int size, const ProcessGroupOptions& options) {
+  return std::make_shared<GlooProcessGroup>(store, rank, size, options, GlooOptions::from_env());
+}
+
+void register_gloo_backend() { register_backend("gloo", create_gloo_process_group); }
+
+}  // namespace crew::dist

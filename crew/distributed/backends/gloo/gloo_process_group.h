@@ -1,0 +1,87 @@
+#pragma once
+// GlooProcessGroup: the ProcessGroup over Gloo's TCP transport (backend "gloo").
+//
+//   auto store = std::make_shared<PrefixStore>("pg/0/", tcp_store);
+//   GlooProcessGroup pg(store, rank, world, ProcessGroupOptions{std::chrono::seconds(30), "default"});
+//   pg.all_reduce(grad, ReduceOp::AVG)->wait();
+//
+// The constructor rendezvouses: every rank publishes its listening address through the store
+// and connects to every other (a full mesh); it blocks up to options.timeout. Collectives run
+// on one worker thread per group, in issue order (see WorkQueue); each Gloo call is bounded by
+// options.timeout. A Gloo I/O failure (a peer died, a connection reset) becomes a CommError
+// and a Gloo timeout a TimeoutError, both naming op, rank, sequence number and group; after one
+// the group is unusable (later ops fail at once).
+//
+// ReduceOp::AVG is SUM followed by division by size(); integer dtypes use integer division
+// (truncation toward zero). Integer SUM/PROD wrap as C++ unsigned arithmetic does for uint8.
+// send/recv run in the group's queue too: a matching pair must be issued in an order that does
+// not leave both ranks sending first (as with any blocking send).
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "crew/distributed/process_group/process_group.h"
+#include "crew/distributed/process_group/work_queue.h"
+#include "crew/distributed/store/store.h"
+
+namespace gloo {
+class Context;
+}
+
+namespace crew::dist {
+
+// Where the Gloo transport listens.
+struct GlooOptions {
+  static constexpr const char* kDefaultHostname = "127.0.0.1";
+  // Address (or hostname) to bind and advertise; "" = resolve this host's name.
+  std::string hostname = kDefaultHostname;
+  // Network interface to bind instead of a hostname (CREW_GLOO_IFNAME); "" = use hostname.
+  std::string iface;
+
+  // From the environment: CREW_HOST, else this host's name when CREW_NNODES (PADDLE_NNODES)
+  // > 1, else 127.0.0.1; CREW_GLOO_IFNAME.
+  static GlooOptions from_env();
+};
+
+class GlooProcessGroup final : public ProcessGroup {
+ public:
+  GlooProcessGroup(std::shared_ptr<Store> store, int rank, int size, ProcessGroupOptions options,
+                   GlooOptions gloo_options = GlooOptions::from_env());
+  ~GlooProcessGroup() override;
+
+  std::string backend_name() const override { return "gloo"; }
+
+  std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op) override;
+  std::shared_ptr<Work> broadcast(Tensor& tensor, int root) override;
+  std::shared_ptr<Work> reduce(Tensor& tensor, int root, ReduceOp op) override;
+  std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input) override;
+  std::shared_ptr<Work> gather(std::vector<Tensor>& outputs, const Tensor& input, int root) override;
+  std::shared_ptr<Work> scatter(Tensor& output, const std::vector<Tensor>& inputs, int root) override;
+  std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs,
+                                       ReduceOp op) override;
+  std::shared_ptr<Work> alltoall(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs) override;
+  std::shared_ptr<Work> send(const Tensor& tensor, int dst, int tag) override;
+  std::shared_ptr<Work> recv(Tensor& tensor, int src, int tag) override;
+  std::shared_ptr<Work> barrier() override;
+
+ private:
+  // Queues task; Gloo exceptions it throws become CommError / TimeoutError naming the op.
+  // Collectives get consecutive Gloo tags; send/recv (collective = false) take none, so that
+  // ranks that do not take part in a send agree on the tags of later collectives.
+  std::shared_ptr<Work> submit(const char* op, std::function<void(uint32_t tag)> task,
+                               bool collective = true);
+
+  std::shared_ptr<::gloo::Context> context_;
+  std::unique_ptr<WorkQueue> queue_;
+  std::mutex submit_mutex_;
+  uint32_t next_tag_ = 0;
+};
+
+// The BackendFactory of "gloo" (GlooOptions from the environment).
+std::shared_ptr<ProcessGroup> create_gloo_process_group(const std::shared_ptr<Store>& store, int rank,
+                                                        int size, const ProcessGroupOptions& options);
+// Registers create_gloo_process_group as backend "gloo" in the ProcessGroup registry.
+void register_gloo_backend();
+
+}  // namespace crew::dist

@@ -1,0 +1,227 @@
+#include "crew/distributed/data_parallel/reducer.h"
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_set>
+
+#include "crew/core/check.h"
+#include "crew/core/error.h"
+#include "crew/core/timer.h"
+
+namespace crew::dist {
+namespace {
+
+const char* kUnfinishedMessage =
+    "DataParallel: a serious error has occurred here. The previous backward pass did not produce a "
+    "gradient for every parameter, so its gradients were never averaged. Please set "
+    "find_unused_parameters=True to traverse the backward graph in each step. If you have set it, there "
+    "may be several reasons for this error: 1) all forward outputs derived from the module parameters "
+    "must participate in the calculation of the loss; 2) multiple forwards and one backward are not "
+    "supported; 3) the previous step's backward was skipped.";
+
+}  // namespace
+
+std::vector<std::vector<size_t>> Reducer::assign_buckets(const std::vector<size_t>& param_bytes,
+                                                         size_t first_bucket_bytes, size_t bucket_bytes_cap) {
+  std::vector<std::vector<size_t>> groups;
+  std::vector<size_t> current;
+  size_t current_bytes = 0;
+  for (size_t i = 0; i < param_bytes.size(); ++i) {
+    current.push_back(i);
+    current_bytes += param_bytes[i];
+    const size_t limit = groups.empty() ? first_bucket_bytes : bucket_bytes_cap;
+    if (current_bytes >= limit) {
+      groups.push_back(std::move(current));
+      current.clear();
+      current_bytes = 0;
+    }
+  }
+  if (!current.empty()) groups.push_back(std::move(current));
+  std::reverse(groups.begin(), groups.end());
+  return groups;
+}
+
+Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
+                 std::shared_ptr<ProcessGroup> group, ReducerOptions options)
+    : params_(std::move(params)),
+      names_(std::move(names)),
+      group_(std::move(group)),
+      options_(std::move(options)) {
+  CREW_CHECK(group_ != nullptr, "DataParallel: no process group");
+  CREW_CHECK(!params_.empty(),
+             "DataParallel: this model does not have any parameters to train, and does not "
+             "need to use DataParallel");
+  CREW_CHECK_EQ(params_.size(), names_.size(), "Reducer: one name per parameter");
+  std::vector<size_t> bytes;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    CREW_CHECK(params_[i].dtype() == DType::FLOAT32, "DataParallel: parameter ", names_[i], " has dtype ",
+               dtype_name(params_[i].dtype()), "; only float32 parameters are supported");
+    CREW_CHECK(params_[i].numel() > 0, "DataParallel: parameter ", names_[i], " is empty");
+    bytes.push_back(params_[i].nbytes());
+  }
+  auto groups = assign_buckets(bytes, options_.first_bucket_bytes, options_.bucket_bytes_cap);
+  bucket_of_.resize(params_.size());
+  slot_of_.resize(params_.size());
+  for (size_t b = 0; b < groups.size(); ++b) {
+    Bucket bucket;
+    bucket.params = groups[b];
+    for (size_t s = 0; s < bucket.params.size(); ++s) {
+      size_t p = bucket.params[s];
+      bucket.offsets.push_back(bucket.numel);
+      bucket.numel += params_[p].numel();
+      bucket_of_[p] = b;
+      slot_of_[p] = s;
+    }
+    bucket.flat = Tensor::zeros({bucket.numel});
+    buckets_.push_back(std::move(bucket));
+  }
+  ready_.assign(params_.size(), false);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    hooks_.push_back(
+        autograd::register_grad_ready_hook(params_[i], [this, i](const Tensor&) { on_grad_ready(i); }));
+  }
+  stats_.buckets = buckets_.size();
+}
+
+Reducer::~Reducer() {
+  for (size_t i = 0; i < hooks_.size(); ++i) {
+    try {
+      autograd::remove_grad_ready_hook(params_[i], hooks_[i]);
+    } catch (...) {
+    }
+  }
+  // Never leave an all_reduce running on buffers we are about to free.
+  for (auto& bucket : buckets_) {
+    if (bucket.work) {
+      try {
+        bucket.work->wait();
+      } catch (...) {
+      }
+    }
+  }
+}
+
+std::string Reducer::unused_message(const std::vector<size_t>& unused) const {
+  std::string names;
+  for (size_t k = 0; k < unused.size() && k < 8; ++k) names += (k ? ", " : "") + names_[unused[k]];
+  if (unused.size() > 8) names += ", ... (" + std::to_string(unused.size()) + " in all)";
+  return names;
+}
+
+void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
+  CREW_CHECK_T(StateError, !armed_, kUnfinishedMessage, " Parameters still waiting for a gradient: ", [&] {
+    std::vector<size_t> waiting;
+    for (size_t i = 0; i < ready_.size(); ++i)
+      if (!ready_[i]) waiting.push_back(i);
+    return unused_message(waiting);
+  }());
+  if (first_step_ || options_.find_unused_parameters) {
+    auto leaves = autograd::reachable_leaves(outputs);
+    std::unordered_set<const TensorImpl*> reached;
+    for (const auto& t : leaves) reached.insert(t.impl());
+    unused_.clear();
+    for (size_t i = 0; i < params_.size(); ++i)
+      if (!reached.count(params_[i].impl())) unused_.push_back(i);
+    CREW_CHECK_T(StateError, unused_.empty() || options_.find_unused_parameters, "DataParallel (rank ",
+                 group_->rank(), "): parameters [", unused_message(unused_),
+                 "] are not used in computing the forward outputs, so they would never receive a gradient "
+                 "and the gradient all_reduce would hang. Please set find_unused_parameters=True "
+                 "(DataParallelOptions), or set stop_gradient on parameters you do not train.");
+    first_step_ = false;
+  }
+  std::fill(ready_.begin(), ready_.end(), false);
+  for (auto& bucket : buckets_) bucket.pending = bucket.params.size();
+  next_bucket_ = 0;
+  armed_ = true;
+  ++prepared_;
+  stats_ = ReducerStats{0, steps_, buckets_.size()};
+  for (size_t i : unused_) mark_ready(i, params_[i].grad().defined());
+}
+
+void Reducer::on_grad_ready(size_t index) {
+  if (!armed_) return;  // no_sync, eval, or a backward without a DataParallel forward
+  CREW_CHECK_T(
+      StateError, !ready_[index], "DataParallel: parameter [", index, "][", names_[index],
+      "] has been ready before. Please set find_unused_parameters=True to traverse the backward graph "
+      "in each step. Possible reasons: 1) in multiple reentrant backward phases some parameters are "
+      "reused; 2) model parameters are used outside of the forward function.");
+  mark_ready(index, true);
+}
+
+void Reducer::mark_ready(size_t index, bool has_grad) {
+  ready_[index] = true;
+  Bucket& bucket = buckets_[bucket_of_[index]];
+  const int64_t offset = bucket.offsets[slot_of_[index]];
+  float* dst = bucket.flat.data<float>() + offset;
+  const Tensor& param = params_[index];
+  Tensor grad = has_grad ? param.grad() : Tensor();
+  if (grad.defined()) {
+    CREW_CHECK_EQ(grad.numel(), param.numel(), "DataParallel: gradient of ", names_[index],
+                  " has the wrong size");
+    std::memcpy(dst, grad.data<float>(), grad.nbytes());
+  } else {
+    std::memset(dst, 0, param.nbytes());
+  }
+  CREW_INTERNAL_ASSERT(bucket.pending > 0);
+  if (--bucket.pending == 0) launch_ready_buckets();
+}
+
+void Reducer::launch_ready_buckets() {
+  while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
+    Bucket& bucket = buckets_[next_bucket_];
+    bucket.work = group_->all_reduce(bucket.flat, ReduceOp::SUM);
+    ++next_bucket_;
+  }
+  if (next_bucket_ == buckets_.size()) finalize();
+}
+
+void Reducer::wait_bucket(Bucket& bucket) {
+  if (!options_.on_slow_wait) {
+    bucket.work->wait();
+    return;
+  }
+  // Block (no sleep-polling, so the step goes on the moment the op completes), waking every
+  // poll_interval to run the check. A short wait's TimeoutError is not the op's: the op's own
+  // result comes from the plain wait() once it has completed.
+  for (;;) {
+    try {
+      bucket.work->wait(options_.poll_interval);
+      return;
+    } catch (const TimeoutError&) {
+      if (bucket.work->is_completed()) {
+        bucket.work->wait();  // returns, or rethrows the op's own error
+        return;
+      }
+    }
+    options_.on_slow_wait();
+  }
+}
+
+void Reducer::finalize() {
+  armed_ = false;
+  Stopwatch wait_clock;
+  for (auto& bucket : buckets_) wait_bucket(bucket);
+  stats_.comm_wait_seconds = wait_clock.seconds();
+  total_comm_wait_ += stats_.comm_wait_seconds;
+  const float scale = 1.0f / static_cast<float>(group_->size());
+  for (auto& bucket : buckets_) {
+    bucket.work.reset();
+    const float* src = bucket.flat.data<float>();
+    for (size_t s = 0; s < bucket.params.size(); ++s) {
+      Tensor& param = params_[bucket.params[s]];
+      Tensor grad = param.grad();
+      if (!grad.defined()) {
+        grad = Tensor::zeros(param.shape());
+        param.set_grad(grad);
+      }
+      float* g = grad.data<float>();
+      const float* from = src + bucket.offsets[s];
+      const int64_t n = param.numel();
+      for (int64_t k = 0; k < n; ++k) g[k] = from[k] * scale;
+    }
+  }
+  ++steps_;
+  stats_.steps = steps_;
+}
+
+}  // namespace crew::dist

@@ -1,0 +1,107 @@
+#pragma once
+// Reducer: the gradient-averaging engine behind DataParallel (Paddle's EagerReducer,
+// PyTorch's Reducer), independent of any Layer.
+//
+// Buckets: parameters are grouped in registration order; a bucket closes once its size
+// reaches the limit (the parameter that crosses it is included): the first bucket's limit
+// is first_bucket_bytes (1 MiB), later ones bucket_bytes_cap (25 MiB). The list is then
+// reversed, so bucket 0 holds the LAST parameters, whose gradients complete first in
+// backward, and the small first bucket is reduced last, keeping the exposed tail short.
+//
+// One step: prepare_for_backward() (called by DataParallel's forward) arms the hooks. Each
+// parameter's grad-ready hook copies its gradient into its bucket's flat buffer; when a
+// bucket is full it starts an async SUM all_reduce, strictly in bucket order. When the last
+// bucket has started, the reducer waits for all of them and writes grad = sum / world_size
+// back into every parameter. All of this runs on the thread running backward; the
+// all_reduces run on the process group's worker thread meanwhile.
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "crew/autograd/autograd.h"
+#include "crew/distributed/process_group/process_group.h"
+#include "crew/tensor/tensor.h"
+
+namespace crew::dist {
+
+struct ReducerOptions {
+  size_t bucket_bytes_cap = 25u << 20;   // Paddle's comm_buffer_size (25 MB)
+  size_t first_bucket_bytes = 1u << 20;  // Paddle's last_comm_buffer_size (1 MB)
+  bool find_unused_parameters = false;
+  // Called while waiting for a bucket longer than poll_interval; may throw to abort the
+  // wait (DataParallel uses it to detect peers whose data ran out).
+  std::function<void()> on_slow_wait;
+  std::chrono::milliseconds poll_interval{200};
+};
+
+// One bucket: indices into the parameter list and their offsets in the flat buffer.
+struct Bucket {
+  std::vector<size_t> params;
+  std::vector<int64_t> offsets;  // element offset of each parameter in `flat`
+  int64_t numel = 0;
+  Tensor flat;
+  size_t pending = 0;
+  std::shared_ptr<Work> work;
+};
+
+// Timing of the last finished step, in seconds.
+struct ReducerStats {
+  double comm_wait_seconds = 0;  // time backward spent blocked on all_reduce completion
+  size_t steps = 0;
+  size_t buckets = 0;
+};
+
+class Reducer {
+ public:
+  Reducer(std::vector<Tensor> params, std::vector<std::string> names, std::shared_ptr<ProcessGroup> group,
+          ReducerOptions options = {});
+  ~Reducer();
+  Reducer(const Reducer&) = delete;
+  Reducer& operator=(const Reducer&) = delete;
+
+  // Arms the hooks for one backward pass from `outputs`. Throws StateError when the
+  // previous armed pass never finished (a parameter got no gradient).
+  void prepare_for_backward(const std::vector<Tensor>& outputs);
+  // Bucket layout, for tests and docs: bucket b holds parameters buckets()[b].params.
+  const std::vector<Bucket>& buckets() const { return buckets_; }
+  const ReducerStats& stats() const { return stats_; }
+  double total_comm_wait_seconds() const { return total_comm_wait_; }
+  // Passes whose gradients were averaged, and passes armed (one more while one is in flight).
+  size_t steps() const { return steps_; }
+  size_t prepared_steps() const { return prepared_; }
+
+  // Assigns parameters (by byte size, in order) to groups; exposed for tests.
+  static std::vector<std::vector<size_t>> assign_buckets(const std::vector<size_t>& param_bytes,
+                                                         size_t first_bucket_bytes, size_t bucket_bytes_cap);
+
+ private:
+  void on_grad_ready(size_t index);
+  void mark_ready(size_t index, bool has_grad);
+  void launch_ready_buckets();
+  void finalize();
+  void wait_bucket(Bucket& bucket);
+  std::string unused_message(const std::vector<size_t>& unused) const;
+
+  std::vector<Tensor> params_;
+  std::vector<std::string> names_;
+  std::shared_ptr<ProcessGroup> group_;
+  ReducerOptions options_;
+  std::vector<Bucket> buckets_;
+  std::vector<size_t> bucket_of_;  // parameter -> bucket
+  std::vector<size_t> slot_of_;    // parameter -> position in its bucket
+  std::vector<autograd::HookId> hooks_;
+  std::vector<bool> ready_;
+  std::vector<size_t> unused_;
+  size_t next_bucket_ = 0;
+  bool armed_ = false;
+  bool first_step_ = true;
+  size_t steps_ = 0;
+  size_t prepared_ = 0;
+  ReducerStats stats_;
+  double total_comm_wait_ = 0;
+};
+
+}  // namespace crew::dist

@@ -1,0 +1,150 @@
+#include "crew/distributed/debug/desync_report.h"
+
+#include <map>
+#include <thread>
+
+#include "crew/core/check.h"
+#include "crew/core/timer.h"
+#include "crew/distributed/store/store.h"
+
+namespace crew::dist::debug {
+
+namespace {
+
+constexpr const char* kRoundKey = "crew_debug/round";
+constexpr std::chrono::milliseconds kGatherPoll{20};
+
+std::string answer_key(int64_t round, int rank) { return str_cat("crew_debug/", round, "/", rank); }
+std::string final_key(int rank) { return str_cat("crew_debug/final/", rank); }
+
+std::string join_ranks(const std::vector<int>& ranks) {
+  std::string out;
+  for (int r : ranks) out += (out.empty() ? "" : ", ") + std::to_string(r);
+  return out;
+}
+
+}  // namespace
+
+Report analyze(const std::string& group, int gathered_by,
+               const std::vector<std::optional<RankState>>& states) {
+  Report report;
+  std::string line;
+  for (size_t k = 0; k < states.size(); ++k) {
+    line += line.empty() ? "" : "; ";
+    line += states[k] ? states[k]->describe() : str_cat("rank ", k, ": ", kNoReport);
+  }
+  report.text = str_cat("collectives of group ", group, " (gathered by rank ", gathered_by, "): ", line);
+
+  // What each rank issued as #seq: the op it waits in and its newest op (a rank that went
+  // on, or left, after a different collective still shows it as its last).
+  std::map<uint64_t, std::vector<std::pair<int, const OpRecord*>>> issued;
+  std::map<uint64_t, std::vector<const RankState*>> by_seq;  // ranks waiting in #seq
+  for (const auto& s : states) {
+    if (!s) continue;
+    const bool waiting =
+        (s->where == RankState::Where::IN_COLLECTIVE || s->where == RankState::Where::FAILED) && s->current &&
+        !s->current->p2p;
+    if (waiting) {
+      by_seq[s->current->seq].push_back(&*s);
+      issued[s->current->seq].push_back({s->rank, &*s->current});
+    }
+    if (s->last && !s->last->p2p && !(waiting && s->last->seq == s->current->seq)) {
+      issued[s->last->seq].push_back({s->rank, &*s->last});
+    }
+  }
+  for (const auto& [seq, calls] : issued) {
+    bool differ = false;
+    for (const auto& call : calls) differ = differ || !call.second->same_call(*calls.front().second);
+    if (!differ) continue;
+    report.mismatch = true;
+    std::string who;
+    for (const auto& [r, record] : calls) {
+      who += str_cat(who.empty() ? "" : ", ", "rank ", r, " ", record->describe());
+    }
+    report.text += str_cat("\n  desync: ranks issued different collectives as #", seq, ": ", who);
+  }
+
+  std::vector<int> silent;
+  for (size_t k = 0; k < states.size(); ++k) {
+    if (!states[k]) silent.push_back(static_cast<int>(k));
+  }
+  if (!by_seq.empty()) {
+    const uint64_t target = by_seq.rbegin()->first;
+    for (const auto& s : states) {
+      if (!s) continue;
+      std::string why;
+      const bool in_op = s->where == RankState::Where::IN_COLLECTIVE || s->where == RankState::Where::FAILED;
+      if (in_op && s->current && !s->current->p2p && s->current->seq < target) {
+        why = str_cat("still in #", s->current->seq);
+      } else if (s->where == RankState::Where::IN_COLLECTIVE && s->current && s->current->p2p) {
+        why = str_cat("in point-to-point ", s->current->describe(), ", not in #", target);
+      } else if (!in_op && s->collectives_issued <= target) {
+        why = str_cat(
+            s->where == RankState::Where::LEFT ? "left the group without issuing #" : "has not issued #",
+            target);
+      }
+      if (why.empty()) continue;
+      report.incomplete = true;
+      report.text += str_cat("\n  behind: rank ", s->rank, " ", why, " (others wait in #", target, ")");
+    }
+  }
+  if (!silent.empty()) {
+    report.incomplete = true;
+    report.text += str_cat("\n  no report from rank", silent.size() == 1 ? " " : "s ", join_ranks(silent),
+                           " (dead or stuck outside a collective)");
+  }
+  return report;
+}
+
+Report gather_report(Store& store, const std::string& group, int rank, int size, const RankState& mine,
+                     std::chrono::milliseconds wait, const std::function<void()>& between_polls) {
+  std::vector<std::optional<RankState>> states(size);
+  states[rank] = mine;
+  std::string store_error;
+  try {
+    const int64_t round = store.add(kRoundKey, 1);
+    store.set(answer_key(round, rank), mine.encode());
+    Deadline deadline(wait);
+    for (;;) {
+      bool missing = false;
+      for (int k = 0; k < size; ++k) {
+        if (states[k]) continue;
+        if (store.check({answer_key(round, k)})) {
+          states[k] = RankState::decode(store.get_string(answer_key(round, k)));
+        } else if (store.check({final_key(k)})) {
+          states[k] = RankState::decode(store.get_string(final_key(k)));
+        } else {
+          missing = true;
+        }
+      }
+      if (!missing || deadline.expired()) break;
+      if (between_polls) between_polls();
+      std::this_thread::sleep_for(kGatherPoll);
+    }
+  } catch (const std::exception& e) {
+    store_error = e.what();
+  }
+  Report report = analyze(group, rank, states);
+  if (!store_error.empty())
+    report.text += str_cat("\n  (the store failed while gathering: ", store_error, ")");
+  return report;
+}
+
+int64_t ReportResponder::current_round(Store& store) { return store.add(kRoundKey, 0); }
+
+void ReportResponder::answer(Store& store, int rank, int64_t round, const RankState& state) {
+  const std::string text = state.encode();
+  // Every round since the last answer: two ranks may have asked between two polls.
+  for (int64_t r = answered_ + 1; r <= round; ++r) store.set(answer_key(r, rank), text);
+  answered_ = round;
+}
+
+void publish_final(Store& store, const RankState& state) {
+  try {
+    store.set(final_key(state.rank), state.encode());
+  } catch (const std::exception&) {
+    // The store may already be gone at exit; a missing key reads as "no report".
+  }
+}
+
+}  // namespace crew::dist::debug

@@ -1,0 +1,68 @@
+#pragma once
+// WorkQueue: one worker thread per process group running its collectives first in, first
+// out. This is what gives crew's ordering rule: ops on a group run in the order they were
+// issued, each under the group's next sequence number.
+//
+//   WorkQueue queue("default", /*rank=*/1, std::chrono::minutes(30));
+//   auto work = queue.submit("all_reduce", [&](const OpInfo& info) { ...gloo call... });
+//   work->wait();
+//
+// A wait() with the group's full timeout on an op that nothing runs before runs it on the
+// waiting thread instead (the order is unchanged: only the next op, with none running).
+//
+// After an op fails with a communication error or a timeout, the peers are in an unknown
+// state, so every later op fails at once with a CommError naming the first failure.
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "crew/distributed/process_group/work.h"
+
+namespace crew::dist {
+
+class WorkQueue {
+ public:
+  using Task = std::function<void(const OpInfo&)>;
+
+  WorkQueue(std::string group_name, int rank, std::chrono::milliseconds timeout);
+  // Lets the running op finish, fails queued ones with StateError, joins the worker.
+  ~WorkQueue();
+  WorkQueue(const WorkQueue&) = delete;
+  WorkQueue& operator=(const WorkQueue&) = delete;
+
+  // Queues `task` under the next sequence number; the Work completes when it returns/throws.
+  std::shared_ptr<FutureWork> submit(const std::string& op, Task task);
+  // Ops submitted so far.
+  uint64_t submitted() const;
+
+ private:
+  struct Item {
+    std::shared_ptr<FutureWork> work;
+    Task task;
+  };
+  void run();
+  // Runs `work` here if it is next and nothing is running; true if it did.
+  bool run_inline(FutureWork* work);
+  // Runs one dequeued item (the caller set running_).
+  void execute(Item& item);
+
+  const std::string group_name_;
+  const int rank_;
+  const std::chrono::milliseconds timeout_;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Item> queue_;
+  uint64_t next_seq_ = 0;
+  bool stopping_ = false;
+  bool running_ = false;  // an op is executing (on the worker or inline)
+  std::string broken_;    // the first communication failure, "" while healthy
+  std::thread worker_;
+};
+
+}  // namespace crew::dist

@@ -1,0 +1,310 @@
+#include "crew/distributed/spawn/spawn.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+#include "crew/core/check.h"
+#include "crew/core/env.h"
+#include "crew/core/spawn_process.h"
+#include "crew/core/timer.h"
+#include "crew/distributed/spawn/spawn_store.h"
+#include "crew/distributed/spawn/spawn_wire.h"
+
+namespace crew::dist {
+namespace {
+
+intptr_t offset_of(const void* p) {
+  return reinterpret_cast<intptr_t>(p) - reinterpret_cast<intptr_t>(&detail::spawn_anchor);
+}
+
+// The object (executable or shared library) holding address p.
+const void* object_base(const void* p) {
+  Dl_info info{};
+  return ::dladdr(p, &info) ? info.dli_fbase : nullptr;
+}
+
+std::vector<std::string> self_argv() {
+  std::string all;
+  FILE* f = std::fopen("/proc/self/cmdline", "rb");
+  CREW_CHECK_T(SpawnError, f != nullptr, errno_message("spawn: cannot read /proc/self/cmdline"));
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) all.append(buf, n);
+  std::fclose(f);
+  std::vector<std::string> argv;
+  size_t start = 0;
+  while (start < all.size()) {
+    size_t end = all.find('\0', start);
+    if (end == std::string::npos) end = all.size();
+    argv.push_back(all.substr(start, end - start));
+    start = end + 1;
+  }
+  if (argv.empty()) argv.push_back("crew-spawn-child");
+  return argv;
+}
+
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
+// Device ids for the children (the launcher's CPU-slot rule, see crew/launch/devices.h).
+std::vector<int> choose_devices(const SpawnOptions& o) {
+  const int cores = usable_cores();
+  const int slots = static_cast<int>(env::get_int("CREW_CPU_SLOTS", std::max(cores, 8)));
+  std::vector<int> ids;
+  if (!o.devices.empty()) {
+    size_t start = 0;
+    while (start <= o.devices.size()) {
+      size_t end = o.devices.find(',', start);
+      if (end == std::string::npos) end = o.devices.size();
+      std::string item = o.devices.substr(start, end - start);
+      CREW_CHECK(!item.empty() && std::all_of(item.begin(), item.end(), ::isdigit), "spawn: devices='",
+                 o.devices, "': '", item, "' is not a device id");
+      int id = std::stoi(item);
+      CREW_CHECK(id < slots, "spawn: devices='", o.devices, "': device ", id,
+                 " does not exist (cpu slots 0..", slots - 1, ")");
+      CREW_CHECK(std::find(ids.begin(), ids.end(), id) == ids.end(), "spawn: devices='", o.devices,
+                 "': device ", id, " is listed twice");
+      ids.push_back(id);
+      start = end + 1;
+    }
+    CREW_CHECK(o.nprocs < 0 || o.nprocs == static_cast<int>(ids.size()),
+               "spawn: the number of selected devices (", ids.size(),
+               ") is not equal to the number of spawn processes (", o.nprocs, ")");
+    return ids;
+  }
+  const int n = o.nprocs < 0 ? cores : o.nprocs;
+  CREW_CHECK(n >= 1, "spawn: nprocs must be >= 1 or -1, got ", o.nprocs);
+  for (int i = 0; i < n; ++i) ids.push_back(i % slots);
+  return ids;
+}
+
+}  // namespace
+
+struct SpawnContext::State {
+  std::unique_ptr<SpawnStoreServer> store;
+  std::vector<ChildProcess> children;
+  std::vector<int> sockets;
+  std::vector<std::string> inbox;
+  std::vector<std::string> results;
+  std::chrono::milliseconds grace{SpawnOptions::kDefaultGracePeriod};
+  bool done = false;
+
+  ~State() {
+    stop_all();
+    for (int fd : sockets) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+
+  void stop_all() {
+    for (auto& c : children) {
+      if (c.running()) c.signal_group(SIGTERM);
+    }
+    Deadline deadline(grace);
+    for (auto& c : children) {
+      if (c.running()) c.wait_for(deadline.remaining());
+    }
+    for (auto& c : children) {
+      if (c.running()) c.terminate(std::chrono::milliseconds(0));
+    }
+  }
+
+  // Reads whatever the children sent so far.
+  void receive(int timeout_ms) {
+    std::vector<pollfd> fds;
+    std::vector<size_t> which;
+    for (size_t i = 0; i < sockets.size(); ++i) {
+      if (sockets[i] >= 0) {
+        fds.push_back({sockets[i], POLLIN, 0});
+        which.push_back(i);
+      }
+    }
+    if (fds.empty()) {
+      ::usleep(static_cast<useconds_t>(timeout_ms) * 1000);
+      return;
+    }
+    if (::poll(fds.data(), fds.size(), timeout_ms) <= 0) return;
+    for (size_t k = 0; k < fds.size(); ++k) {
+      if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const size_t i = which[k];
+      char buf[65536];
+      ssize_t n = ::recv(sockets[i], buf, sizeof(buf), MSG_DONTWAIT);
+      if (n > 0) {
+        inbox[i].append(buf, static_cast<size_t>(n));
+      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        ::close(sockets[i]);
+        sockets[i] = -1;
+      }
+    }
+  }
+
+  // 'R'/'E' and the payload of child i's report, or kind 0 when it sent none.
+  std::pair<char, std::string> report(size_t i) const {
+    const std::string& in = inbox[i];
+    if (in.size() < 1 + sizeof(uint64_t)) return {0, ""};
+    uint64_t n = 0;
+    std::memcpy(&n, in.data() + 1, sizeof(n));
+    if (in.size() < 1 + sizeof(n) + n) return {0, ""};
+    return {in[0], in.substr(1 + sizeof(n), n)};
+  }
+};
+
+SpawnContext::SpawnContext(std::unique_ptr<State> state) : state_(std::move(state)) {}
+SpawnContext::SpawnContext(SpawnContext&&) noexcept = default;
+SpawnContext& SpawnContext::operator=(SpawnContext&&) noexcept = default;
+SpawnContext::~SpawnContext() = default;
+
+int SpawnContext::nprocs() const { return static_cast<int>(state_->children.size()); }
+
+std::vector<pid_t> SpawnContext::pids() const {
+  std::vector<pid_t> out;
+  for (const auto& c : state_->children) out.push_back(c.pid());
+  return out;
+}
+
+const std::string& SpawnContext::raw_result(int rank) const {
+  CREW_CHECK_T(IndexError, rank >= 0 && rank < nprocs(), "spawn: result(", rank, "): rank out of range [0, ",
+               nprocs(), ")");
+  CREW_CHECK_T(StateError, state_->done, "spawn: result(", rank, ") before join() returned true");
+  return state_->results[static_cast<size_t>(rank)];
+}
+
+bool SpawnContext::join(std::optional<std::chrono::milliseconds> timeout) {
+  State& s = *state_;
+  if (s.done) return true;
+  Deadline deadline(timeout.value_or(std::chrono::hours(24 * 365)));
+  while (true) {
+    s.receive(10);
+    bool all_done = true;
+    for (size_t i = 0; i < s.children.size(); ++i) {
+      const auto& st = s.children[i].poll();
+      if (!st) {
+        all_done = false;
+        continue;
+      }
+      // Collect the rest of what it sent (its socket reaches EOF now that it has exited).
+      for (int k = 0; k < 100 && s.sockets[i] >= 0; ++k) s.receive(5);
+      auto [kind, payload] = s.report(i);
+      if (st->success() && kind != 'E') continue;
+      const pid_t pid = s.children[i].pid();
+      s.stop_all();
+      if (kind == 'E') {
+        CREW_THROW(SpawnError, "spawn: process ", i, " (pid ", pid,
+                   ") terminated with the following error:\n", payload);
+      }
+      CREW_THROW(SpawnError, "spawn: process ", i, " (pid ", pid, ") terminated with ", st->describe(), ".");
+    }
+    if (all_done) {
+      s.results.clear();
+      for (size_t i = 0; i < s.children.size(); ++i) s.results.push_back(s.report(i).second);
+      s.done = true;
+      return true;
+    }
+    if (deadline.expired()) return false;
+  }
+}
+
+namespace detail {
+
+SpawnContext start_spawn(SpawnEntry entry, void* fn, std::string args, const SpawnOptions& o) {
+  CREW_CHECK_T(StateError, !is_spawned_child(),
+               "spawn: called from a spawned child (nested spawn is not supported)");
+  const void* exe = object_base(reinterpret_cast<const void*>(&spawn_anchor));
+  CREW_CHECK(object_base(fn) == exe && object_base(reinterpret_cast<const void*>(entry)) == exe,
+             "spawn: the function must be defined in the executable itself, not in a shared library");
+  const std::vector<int> devices = choose_devices(o);
+  const int n = static_cast<int>(devices.size());
+
+  auto state = std::make_unique<SpawnContext::State>();
+  state->grace = o.grace_period;
+  state->store = std::make_unique<SpawnStoreServer>();
+  const std::string master = "127.0.0.1:" + std::to_string(state->store->port());
+  std::string endpoints;
+  for (int r = 0; r < n; ++r) {
+    endpoints += (r ? "," : "") + std::string("127.0.0.1:") + std::to_string(state->store->port() + 1 + r);
+  }
+  const auto base = current_environment();
+  const int threads = std::max(1, usable_cores() / n);
+  const std::vector<std::string> argv = self_argv();
+  const std::string entry_text =
+      std::to_string(offset_of(reinterpret_cast<const void*>(entry))) + "," + std::to_string(offset_of(fn));
+  for (int r = 0; r < n; ++r) {
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+      CREW_THROW(SpawnError, errno_message("spawn: socketpair"));
+    }
+    state->sockets.push_back(pair[0]);
+    state->inbox.emplace_back();
+    std::vector<std::string> env = base;
+    auto set = [&](const char* k, const std::string& v) { set_env_entry(&env, k, v); };
+    const std::string rank = std::to_string(r);
+    const std::string world = std::to_string(n);
+    set("CREW_RANK", rank);
+    set("CREW_WORLD_SIZE", world);
+    set("CREW_LOCAL_RANK", rank);
+    set("CREW_LOCAL_WORLD_SIZE", world);
+    set("CREW_NODE_RANK", "0");
+    set("CREW_NNODES", "1");
+    set("CREW_MASTER", master);
+    set("CREW_STORE_HOSTED", "1");
+    set("CREW_DEVICE_ID", std::to_string(devices[static_cast<size_t>(r)]));
+    set("CREW_DEVICE_KIND", "cpu");
+    set("CREW_JOB_ID", o.job_id);
+    set("CREW_RESTART_COUNT", "0");
+    unset_env_entry(&env, "CREW_JOB_TOKEN");  // an enclosing job's secret is not this store's
+    if (!env::get("CREW_NUM_THREADS")) set("CREW_NUM_THREADS", std::to_string(threads));
+    if (!env::get("OMP_NUM_THREADS")) set("OMP_NUM_THREADS", std::to_string(threads));
+    set("PADDLE_TRAINER_ID", rank);
+    set("PADDLE_TRAINERS_NUM", world);
+    set("PADDLE_MASTER", master);
+    set("PADDLE_CURRENT_ENDPOINT", "127.0.0.1:" + std::to_string(state->store->port() + 1 + r));
+    set("PADDLE_TRAINER_ENDPOINTS", endpoints);
+    set("FLAGS_selected_cpus", std::to_string(devices[static_cast<size_t>(r)]));
+    set("PADDLE_DISTRI_BACKEND", "gloo");
+    set(detail::kSpawnChildVar, rank);
+    set(detail::kSpawnEntryVar, entry_text);
+    set(detail::kSpawnFdVar, std::to_string(pair[1]));
+    ChildOptions co;
+    co.path = "/proc/self/exe";
+    co.argv = argv;
+    co.env = std::move(env);
+    co.keep_fds = {pair[1]};
+    try {
+      state->children.push_back(ChildProcess::start(co));
+    } catch (...) {
+      ::close(pair[1]);
+      throw;  // ~State stops the children started so far
+    }
+    ::close(pair[1]);
+    uint64_t size = args.size();
+    detail::spawn_write_exact(pair[0], &size, sizeof(size));
+    detail::spawn_write_exact(pair[0], args.data(), args.size());
+  }
+  SpawnContext context(std::move(state));
+  if (o.join) {
+    if (!context.join(o.timeout)) {
+      CREW_THROW(TimeoutError, "spawn: the ", n, " processes did not finish within ", o.timeout->count(),
+                 " ms; stopped them");
+    }
+  }
+  return context;
+}
+
+}  // namespace detail
+}  // namespace crew::dist

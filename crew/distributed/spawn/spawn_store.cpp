@@ -1,0 +1,15 @@
+#include "crew/distributed/spawn/spawn_store.h"
+
+#include "crew/distributed/store/tcp_store_server.h"
+
+namespace crew::dist {
+
+struct SpawnStoreServer::Impl {
+  TCPStoreServer server{TCPStoreServerOptions{.host = "127.0.0.1", .port = 0}};
+};
+
+SpawnStoreServer::SpawnStoreServer() : impl_(std::make_unique<Impl>()), port_(impl_->server.port()) {}
+
+SpawnStoreServer::~SpawnStoreServer() = default;
+
+}  // namespace crew::dist

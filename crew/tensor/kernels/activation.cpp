@@ -1,0 +1,147 @@
+#include "crew/tensor/kernels/activation.h"
+
+#include <cmath>
+
+#include "crew/core/check.h"
+#include "crew/tensor/kernels/broadcast.h"
+#include "crew/tensor/kernels/dnnl_context.h"
+
+namespace crew::kernels {
+namespace {
+
+// relu, sigmoid and tanh backpropagate from their output (nothing else needs keeping).
+dnnl::algorithm algorithm_of(Activation kind) {
+  switch (kind) {
+    case Activation::RELU:
+      return dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
+    case Activation::SIGMOID:
+      return dnnl::algorithm::eltwise_logistic_use_dst_for_bwd;
+    case Activation::TANH:
+      return dnnl::algorithm::eltwise_tanh_use_dst_for_bwd;
+    case Activation::GELU_ERF:
+      return dnnl::algorithm::eltwise_gelu_erf;
+    case Activation::GELU_TANH:
+      return dnnl::algorithm::eltwise_gelu_tanh;
+  }
+  return dnnl::algorithm::eltwise_relu;
+}
+
+struct Entry {
+  dnnl::eltwise_forward::primitive_desc fwd_pd;
+  dnnl::eltwise_forward fwd;
+  dnnl::eltwise_backward bwd;
+  dnnl::memory::desc md;
+};
+
+std::shared_ptr<Entry> entry(Activation kind, int64_t numel) {
+  static detail::PrimitiveCache<Entry> cache;
+  return cache.get(str_cat(static_cast<int>(kind), ':', numel), [&] {
+    auto e = std::make_shared<Entry>();
+    e->md = detail::plain_desc({numel});
+    dnnl::eltwise_forward::desc fd(dnnl::prop_kind::forward_training, algorithm_of(kind), e->md, 0.f, 0.f);
+    e->fwd_pd = dnnl::eltwise_forward::primitive_desc(fd, detail::cpu_engine());
+    e->fwd = dnnl::eltwise_forward(e->fwd_pd);
+    dnnl::eltwise_backward::desc bd(algorithm_of(kind), e->md, e->md, 0.f, 0.f);
+    e->bwd =
+        dnnl::eltwise_backward(dnnl::eltwise_backward::primitive_desc(bd, detail::cpu_engine(), e->fwd_pd));
+    return e;
+  });
+}
+
+constexpr double kSqrt2OverPi = 0.7978845608028654;
+constexpr double kInvSqrt2 = 0.7071067811865476;
+constexpr double kInvSqrt2Pi = 0.3989422804014327;
+
+double forward_value(Activation kind, double x) {
+  switch (kind) {
+    case Activation::RELU:
+      return x > 0 ? x : 0;
+    case Activation::SIGMOID:
+      return 1 / (1 + std::exp(-x));
+    case Activation::TANH:
+      return std::tanh(x);
+    case Activation::GELU_ERF:
+      return 0.5 * x * (1 + std::erf(x * kInvSqrt2));
+    case Activation::GELU_TANH:
+      return 0.5 * x * (1 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
+  }
+  return 0;
+}
+
+// d y / d x at input x with output y.
+double derivative(Activation kind, double x, double y) {
+  switch (kind) {
+    case Activation::RELU:
+      return y > 0 ? 1 : 0;
+    case Activation::SIGMOID:
+      return y * (1 - y);
+    case Activation::TANH:
+      return 1 - y * y;
+    case Activation::GELU_ERF:
+      return 0.5 * (1 + std::erf(x * kInvSqrt2)) + x * std::exp(-0.5 * x * x) * kInvSqrt2Pi;
+    case Activation::GELU_TANH: {
+      const double t = std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x));
+      return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * kSqrt2OverPi * (1 + 3 * 0.044715 * x * x);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+bool activation_backward_uses_output_only(Activation kind) {
+  return kind == Activation::RELU || kind == Activation::SIGMOID || kind == Activation::TANH;
+}
+
+Tensor activation_forward(Activation kind, const Tensor& x) {
+  check_floating(x, "activation");
+  Tensor y = Tensor::uninitialized(x.shape(), x.dtype());
+  const int64_t n = x.numel();
+  if (n == 0) return y;
+  if (x.dtype() == DType::FLOAT64) {
+    const double* xp = x.data<double>();
+    double* yp = y.data<double>();
+    for (int64_t i = 0; i < n; ++i) yp[i] = forward_value(kind, xp[i]);
+    return y;
+  }
+  try {
+    auto e = entry(kind, n);
+    e->fwd.execute(detail::cpu_stream(), {{DNNL_ARG_SRC, detail::as_memory(x, e->md)},
+                                          {DNNL_ARG_DST, detail::as_memory(y, e->md)}});
+  } catch (const dnnl::error& err) {
+    detail::rethrow_dnnl("activation forward", err);
+  }
+  return y;
+}
+
+Tensor activation_backward(Activation kind, const Tensor& grad_y, const Tensor& x, const Tensor& y) {
+  check_floating(grad_y, "activation backward");
+  CREW_CHECK(grad_y.numel() == y.numel() && grad_y.dtype() == y.dtype(), "activation backward: grad ",
+             shape_str(grad_y.shape()), " does not match output ", shape_str(y.shape()));
+  const bool from_output = activation_backward_uses_output_only(kind);
+  CREW_CHECK(x.defined() || from_output, "activation backward: this activation needs its input");
+  Tensor gx = Tensor::uninitialized(grad_y.shape(), grad_y.dtype());
+  const int64_t n = grad_y.numel();
+  if (n == 0) return gx;
+  if (grad_y.dtype() == DType::FLOAT64) {
+    const double* g = grad_y.data<double>();
+    const double* xp = x.defined() ? x.data<double>() : nullptr;
+    const double* yp = y.data<double>();
+    double* out = gx.data<double>();
+    for (int64_t i = 0; i < n; ++i) out[i] = g[i] * derivative(kind, xp ? xp[i] : 0.0, yp[i]);
+    return gx;
+  }
+  try {
+    auto e = entry(kind, n);
+    const Tensor& saved = from_output ? y : x;
+    e->bwd.execute(detail::cpu_stream(),
+                   {{from_output ? DNNL_ARG_DST : DNNL_ARG_SRC, detail::as_memory(saved, e->md)},
+                    {DNNL_ARG_DIFF_DST, detail::as_memory(grad_y, e->md)},
+                    {DNNL_ARG_DIFF_SRC, detail::as_memory(gx, e->md)}});
+  } catch (const dnnl::error& err) {
+    detail::rethrow_dnnl("activation backward", err);
+  }
+  return gx;
+}
+
+}  // namespace crew::kernels

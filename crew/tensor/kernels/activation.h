@@ -1,0 +1,18 @@
+#pragma once
+// Elementwise activations: float32 on oneDNN eltwise primitives (cached per size),
+// float64 on plain loops (used by gradient checks).
+#include "crew/tensor/tensor.h"
+
+namespace crew::kernels {
+
+enum class Activation { RELU, SIGMOID, TANH, GELU_ERF, GELU_TANH };
+
+Tensor activation_forward(Activation kind, const Tensor& x);
+// Whether the backward needs only the forward output (RELU, SIGMOID, TANH): then a caller
+// need not keep the input alive for it.
+bool activation_backward_uses_output_only(Activation kind);
+// d loss / d x from grad_y; `x` is the forward input (may be undefined when
+// activation_backward_uses_output_only(kind)), `y` its output.
+Tensor activation_backward(Activation kind, const Tensor& grad_y, const Tensor& x, const Tensor& y);
+
+}  // namespace crew::kernels

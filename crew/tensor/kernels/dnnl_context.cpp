@@ -1,0 +1,93 @@
+#include "crew/tensor/kernels/dnnl_context.h"
+
+#include <cstdlib>
+
+#include "crew/core/check.h"
+#include "crew/tensor/kernels/threading.h"
+
+namespace crew::kernels::detail {
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine engine = [] {
+    // oneDNN's VTune (ITT) task annotations cost ~1.5% of a training step; off unless the
+    // user asked for them.
+    setenv("ONEDNN_ITT_TASK_LEVEL", "0", /*overwrite=*/0);
+    return dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
+  return engine;
+}
+
+dnnl::stream& cpu_stream() {
+  thread_local dnnl::stream stream(cpu_engine());
+  crew::detail::ensure_threads_initialized();
+  return stream;
+}
+
+dnnl::memory::dims to_dims(const Shape& shape) { return dnnl::memory::dims(shape.begin(), shape.end()); }
+
+dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims) {
+  using tag = dnnl::memory::format_tag;
+  tag t = tag::x;
+  switch (dims.size()) {
+    case 1:
+      t = tag::x;
+      break;
+    case 2:
+      t = tag::nc;
+      break;
+    case 3:
+      t = tag::ncw;
+      break;
+    case 4:
+      t = tag::nchw;
+      break;
+    case 5:
+      t = tag::goihw;
+      break;
+    default:
+      CREW_THROW(ValueError, "oneDNN: unsupported rank ", dims.size());
+  }
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, t);
+}
+
+dnnl::memory as_memory(const Tensor& t, const dnnl::memory::desc& desc) {
+  CREW_CHECK(t.dtype() == DType::FLOAT32, "oneDNN kernels need float32, got ", dtype_name(t.dtype()));
+  CREW_INTERNAL_ASSERT(desc.get_size() <= t.nbytes() || t.nbytes() == 0);
+  return dnnl::memory(desc, cpu_engine(), t.raw_data());
+}
+
+LayoutBridge::LayoutBridge(const dnnl::memory::desc& plain_md, const dnnl::memory::desc& wanted_md)
+    : plain(plain_md), wanted(wanted_md), needed(plain_md != wanted_md) {
+  if (!needed) return;
+  to_wanted = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), plain, cpu_engine(), wanted));
+  to_plain = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), wanted, cpu_engine(), plain));
+}
+
+dnnl::memory bridge_input(const LayoutBridge& b, const Tensor& t) {
+  dnnl::memory src = as_memory(t, b.plain);
+  if (!b.needed) return src;
+  dnnl::memory dst(b.wanted, cpu_engine());
+  b.to_wanted.execute(cpu_stream(), src, dst);
+  return dst;
+}
+
+dnnl::memory bridge_output_buffer(const LayoutBridge& b, const Tensor& t) {
+  if (!b.needed) return as_memory(t, b.plain);
+  return dnnl::memory(b.wanted, cpu_engine());
+}
+
+void bridge_output(const LayoutBridge& b, const dnnl::memory& buffer, const Tensor& t) {
+  if (!b.needed) return;
+  dnnl::memory src = buffer;
+  dnnl::memory dst = as_memory(t, b.plain);
+  b.to_plain.execute(cpu_stream(), src, dst);
+}
+
+void rethrow_dnnl(const char* op, const dnnl::error& e) {
+  if (e.status == dnnl_unimplemented || e.status == dnnl_invalid_arguments) {
+    CREW_THROW(ValueError, op, ": oneDNN rejected the configuration: ", e.what());
+  }
+  CREW_THROW(InternalError, op, ": oneDNN failed: ", e.what());
+}
+
+}  // namespace crew::kernels::detail

@@ -1,0 +1,20 @@
+#pragma once
+// Matrix products, row-major: float32 on oneDNN's sgemm, float64 on OpenBLAS dgemm.
+#include <cstdint>
+
+#include "crew/tensor/tensor.h"
+
+namespace crew::kernels {
+
+// C[M, N] = alpha * op(A) * op(B) + beta * C, with op(A) [M, K], op(B) [K, N]; A, B, C
+// row-major with leading dimensions lda, ldb, ldc.
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
+          int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
+
+// op(a) x op(b) for 2-d [M, K] x [K, N], or batched 3-d [B, M, K] x [B, K, N] (a batch of 1
+// on either side broadcasts). op = transpose of the last two axes when requested.
+Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b);
+
+}  // namespace crew::kernels

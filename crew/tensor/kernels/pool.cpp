@@ -1,0 +1,178 @@
+#include "crew/tensor/kernels/pool.h"
+
+#include "crew/core/check.h"
+#include "crew/core/env.h"
+#include "crew/tensor/kernels/dnnl_context.h"
+#include "crew/tensor/kernels/pool_direct.h"
+
+namespace crew::kernels {
+namespace {
+
+using dnnl::memory;
+
+struct PoolGeometry {
+  memory::dims src, dst, kernel, strides, pad_l, pad_r;
+  std::string key;
+};
+
+PoolGeometry geometry(PoolKind kind, const Shape& x, const Pool2dParams& p) {
+  const Shape y = pool2d_output_shape(x, p);
+  PoolGeometry g;
+  g.src = detail::to_dims(x);
+  g.dst = detail::to_dims(y);
+  g.kernel = {p.kernel[0], p.kernel[1]};
+  g.strides = {p.stride[0], p.stride[1]};
+  g.pad_l = {p.padding[0], p.padding[1]};
+  for (int i = 0; i < 2; ++i) {
+    int64_t r = (y[2 + i] - 1) * p.stride[i] + p.kernel[i] - x[2 + i] - p.padding[i];
+    g.pad_r.push_back(r < 0 ? 0 : r);
+  }
+  g.key = str_cat(kind == PoolKind::MAX ? "max" : "avg", shape_str(x), p.kernel[0], ',', p.kernel[1], ',',
+                  p.stride[0], ',', p.stride[1], ',', p.padding[0], ',', p.padding[1]);
+  return g;
+}
+
+dnnl::algorithm algorithm_of(PoolKind kind) {
+  return kind == PoolKind::MAX ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
+}
+
+// oneDNN's fast (jit) pooling wants channel-blocked data; its plain-NCHW pooling is a slow
+// reference loop. With C a multiple of 8 we therefore reorder into nChw8c and back, which
+// costs far less than the plain kernel saves.
+memory::desc wanted_desc(const memory::dims& dims) {
+  if (dims[1] % 8 == 0) return memory::desc(dims, memory::data_type::f32, memory::format_tag::nChw8c);
+  return detail::plain_desc(dims);
+}
+
+struct ForwardEntry {
+  dnnl::pooling_forward::primitive_desc pd;
+  dnnl::pooling_forward prim;
+  detail::LayoutBridge src, dst;
+};
+
+struct BackwardEntry {
+  dnnl::pooling_backward prim;
+  detail::LayoutBridge diff_dst, diff_src;
+};
+
+std::shared_ptr<ForwardEntry> forward_entry(PoolKind kind, const PoolGeometry& g, bool training) {
+  static detail::PrimitiveCache<ForwardEntry> cache;
+  return cache.get(str_cat(training, g.key), [&] {
+    auto e = std::make_shared<ForwardEntry>();
+    dnnl::pooling_forward::desc d(
+        training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference, algorithm_of(kind),
+        wanted_desc(g.src), wanted_desc(g.dst), g.strides, g.kernel, g.pad_l, g.pad_r);
+    e->pd = dnnl::pooling_forward::primitive_desc(d, detail::cpu_engine());
+    e->prim = dnnl::pooling_forward(e->pd);
+    e->src = detail::LayoutBridge(detail::plain_desc(g.src), e->pd.src_desc());
+    e->dst = detail::LayoutBridge(detail::plain_desc(g.dst), e->pd.dst_desc());
+    return e;
+  });
+}
+
+}  // namespace
+
+PoolImpl default_pool_impl() {
+  static const PoolImpl impl = [] {
+    const std::string name = env::get_string("CREW_POOL_IMPL", "direct");
+    CREW_CHECK(name == "direct" || name == "onednn", "CREW_POOL_IMPL must be direct or onednn, got ", name);
+    return name == "onednn" ? PoolImpl::ONEDNN : PoolImpl::DIRECT;
+  }();
+  return impl;
+}
+
+Shape pool2d_output_shape(const Shape& x, const Pool2dParams& p) {
+  CREW_CHECK(x.size() == 4, "pool2d: input must be 4-d NCHW, got shape ", shape_str(x));
+  Shape y{x[0], x[1], 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    CREW_CHECK(p.kernel[i] >= 1, "pool2d: kernel must be >= 1, got ", p.kernel[i]);
+    CREW_CHECK(p.stride[i] >= 1, "pool2d: stride must be >= 1, got ", p.stride[i]);
+    CREW_CHECK(p.padding[i] >= 0 && 2 * p.padding[i] <= p.kernel[i], "pool2d: padding ", p.padding[i],
+               " must be in [0, kernel/2] for kernel ", p.kernel[i]);
+    const int64_t padded = x[2 + i] + 2 * p.padding[i];
+    CREW_CHECK(padded >= p.kernel[i], "pool2d: kernel ", p.kernel[i], " exceeds padded input extent ", padded,
+               " (input ", shape_str(x), ")");
+    y[2 + i] = (padded - p.kernel[i]) / p.stride[i] + 1;
+  }
+  return y;
+}
+
+PoolForwardResult pool2d_forward(PoolKind kind, const Tensor& x, const Pool2dParams& p, bool with_workspace,
+                                 PoolImpl impl) {
+  CREW_CHECK(x.dtype() == DType::FLOAT32, "pool2d: input must be float32, got ", dtype_name(x.dtype()));
+  PoolForwardResult r;
+  r.y = Tensor::uninitialized(pool2d_output_shape(x.shape(), p));
+  if (impl == PoolImpl::DIRECT) {
+    // The argmax is needed to pick the max at all, so it is kept whether or not asked for.
+    if (kind == PoolKind::MAX) r.workspace = Tensor::uninitialized(r.y.shape(), DType::INT32);
+    detail::pool2d_direct_forward(kind, x, p, r.y, r.workspace);
+    return r;
+  }
+  const PoolGeometry g = geometry(kind, x.shape(), p);
+  try {
+    auto e = forward_entry(kind, g, with_workspace);
+    dnnl::memory dst = detail::bridge_output_buffer(e->dst, r.y);
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, detail::bridge_input(e->src, x)},
+                                               {DNNL_ARG_DST, dst}};
+    const memory::desc ws = e->pd.workspace_desc();
+    if (with_workspace && ws.get_size() > 0) {
+      r.workspace = Tensor::uninitialized({static_cast<int64_t>(ws.get_size())}, DType::UINT8);
+      args.emplace(DNNL_ARG_WORKSPACE, dnnl::memory(ws, detail::cpu_engine(), r.workspace.raw_data()));
+    }
+    e->prim.execute(detail::cpu_stream(), args);
+    detail::bridge_output(e->dst, dst, r.y);
+  } catch (const dnnl::error& err) {
+    detail::rethrow_dnnl("pool2d forward", err);
+  }
+  return r;
+}
+
+Tensor pool2d_backward(PoolKind kind, const Tensor& grad_y, const Shape& x_shape, const Tensor& workspace,
+                       const Pool2dParams& p, PoolImpl impl) {
+  CREW_CHECK(grad_y.dtype() == DType::FLOAT32 && grad_y.shape() == pool2d_output_shape(x_shape, p),
+             "pool2d backward: grad_output ", shape_str(grad_y.shape()), " does not match the output");
+  if (kind == PoolKind::MAX) {
+    CREW_CHECK(workspace.defined(), "pool2d backward: max pooling needs the forward workspace");
+    impl = workspace.dtype() == DType::INT32 ? PoolImpl::DIRECT : PoolImpl::ONEDNN;
+  }
+  // Both paths write every element: oneDNN fills diff_src, the direct kernel zeroes each plane
+  // just before it scatters into it (while the plane is in cache).
+  Tensor grad_x = Tensor::uninitialized(x_shape);
+  if (impl == PoolImpl::DIRECT) {
+    CREW_CHECK(kind == PoolKind::AVG || workspace.shape() == grad_y.shape(), "pool2d backward: workspace ",
+               shape_str(workspace.shape()), " does not match the output");
+    detail::pool2d_direct_backward(kind, grad_y, workspace, p, grad_x);
+    return grad_x;
+  }
+  const PoolGeometry g = geometry(kind, x_shape, p);
+  try {
+    static detail::PrimitiveCache<BackwardEntry> cache;
+    auto fwd = forward_entry(kind, g, true);
+    auto e = cache.get(g.key, [&] {
+      auto b = std::make_shared<BackwardEntry>();
+      dnnl::pooling_backward::desc d(algorithm_of(kind), wanted_desc(g.src), wanted_desc(g.dst), g.strides,
+                                     g.kernel, g.pad_l, g.pad_r);
+      dnnl::pooling_backward::primitive_desc pd(d, detail::cpu_engine(), fwd->pd);
+      b->prim = dnnl::pooling_backward(pd);
+      b->diff_dst = detail::LayoutBridge(detail::plain_desc(g.dst), pd.diff_dst_desc());
+      b->diff_src = detail::LayoutBridge(detail::plain_desc(g.src), pd.diff_src_desc());
+      return b;
+    });
+    dnnl::memory diff_src = detail::bridge_output_buffer(e->diff_src, grad_x);
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_DIFF_DST, detail::bridge_input(e->diff_dst, grad_y)},
+                                               {DNNL_ARG_DIFF_SRC, diff_src}};
+    const memory::desc ws = fwd->pd.workspace_desc();
+    if (ws.get_size() > 0) {
+      CREW_CHECK(workspace.defined() && workspace.nbytes() >= ws.get_size(),
+                 "pool2d backward: max pooling needs the forward workspace");
+      args.emplace(DNNL_ARG_WORKSPACE, dnnl::memory(ws, detail::cpu_engine(), workspace.raw_data()));
+    }
+    e->prim.execute(detail::cpu_stream(), args);
+    detail::bridge_output(e->diff_src, diff_src, grad_x);
+  } catch (const dnnl::error& err) {
+    detail::rethrow_dnnl("pool2d backward", err);
+  }
+  return grad_x;
+}
+
+}  // namespace crew::kernels

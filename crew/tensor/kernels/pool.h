@@ -1,0 +1,42 @@
+#pragma once
+// 2-d max / average pooling kernels on oneDNN (float32, NCHW), cached per configuration.
+// Average pooling excludes padding from the divisor (Paddle's exclusive=True default).
+#include <array>
+#include <cstdint>
+
+#include "crew/tensor/tensor.h"
+
+namespace crew::kernels {
+
+enum class PoolKind { MAX, AVG };
+
+struct Pool2dParams {
+  std::array<int64_t, 2> kernel{2, 2};
+  std::array<int64_t, 2> stride{2, 2};
+  std::array<int64_t, 2> padding{0, 0};
+};
+
+// Validates x [N, C, H, W]; returns [N, C, (H + 2p - k) / s + 1, ...].
+Shape pool2d_output_shape(const Shape& x, const Pool2dParams& p);
+
+// DIRECT: crew's own NCHW loops (pool_direct.h); ONEDNN: oneDNN's jit pooling behind
+// nChw8c reorders. Both are tested against the reference; DIRECT is the default because it
+// measured faster (docs/kernels.md). CREW_POOL_IMPL=onednn selects oneDNN.
+enum class PoolImpl { DIRECT, ONEDNN };
+PoolImpl default_pool_impl();
+
+struct PoolForwardResult {
+  Tensor y;
+  // Max pooling: what backward needs (int32 argmax for DIRECT, opaque uint8 for ONEDNN).
+  Tensor workspace;
+};
+
+// with_workspace: keep what backward needs (training).
+PoolForwardResult pool2d_forward(PoolKind kind, const Tensor& x, const Pool2dParams& p, bool with_workspace,
+                                 PoolImpl impl = default_pool_impl());
+// d loss / d x; `workspace` from the forward call (max pooling only; it also selects the
+// implementation that produced it).
+Tensor pool2d_backward(PoolKind kind, const Tensor& grad_y, const Shape& x_shape, const Tensor& workspace,
+                       const Pool2dParams& p, PoolImpl impl = default_pool_impl());
+
+}  // namespace crew::kernels

@@ -1,0 +1,318 @@
+#include "crew/distributed/data_parallel/data_parallel.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "crew/autograd/autograd.h"
+#include "crew/autograd/ops.h"
+#include "crew/distributed/parallel/parallel.h"
+#include "crew/distributed/store/tcp_store_server.h"
+#include "crew/nn/functional.h"
+#include "crew/nn/linear.h"
+#include "crew/nn/models/my_net.h"
+#include "crew/optim/adam.h"
+#include "crew/tensor/random.h"
+#include "crew/tensor/safetensors.h"
+#include "tests/testing/multiprocess.h"
+#include "tests/testing/temp_dir.h"
+
+namespace crew {
+namespace {
+
+using namespace std::chrono_literals;
+namespace F = nn::functional;
+
+// Children of one run: a store hosted here, rank env per child, one thread each.
+testing::RunRanksOptions dist_options(const dist::TCPStoreServer& server) {
+  testing::RunRanksOptions o;
+  o.timeout = 90s;
+  o.set_rank_env = true;
+  o.env = {{"CREW_MASTER", "127.0.0.1:" + std::to_string(server.port())},
+           {"CREW_STORE_HOSTED", "1"},
+           {"CREW_NUM_THREADS", "1"},
+           {"CREW_TIMEOUT", "30s"},
+           {"CREW_BACKEND", "auto"}};
+  return o;
+}
+
+TEST(Reducer, AssignsBucketsInReverseRegistrationOrder) {
+  // 600 KB + 600 KB closes the 1 MB first bucket; 10 MB + 20 MB closes a 25 MB bucket.
+  auto groups =
+      dist::Reducer::assign_buckets({600000, 600000, 10000000, 20000000, 1000}, 1u << 20, 25u << 20);
+  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_EQ(groups[0], (std::vector<size_t>{4}));
+  EXPECT_EQ(groups[1], (std::vector<size_t>{2, 3}));
+  EXPECT_EQ(groups[2], (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(dist::Reducer::assign_buckets({10}, 1u << 20, 25u << 20).size(), 1u);
+}
+
+// The seed's CNN trained for `steps` Adam steps: world ranks x (32 / world) samples per step,
+// over the same 32-sample global batches. Writes rank 0's final parameters and every rank's
+// losses into dir.
+void train_seed_cnn(int rank, int world, int steps, const std::string& dir) {
+  Generator data_gen(123);
+  Tensor images = uniform({steps * 32, 1, 28, 28}, 0.0, 1.0, DType::FLOAT32, &data_gen);
+  std::vector<int64_t> label_values;
+  for (int i = 0; i < steps * 32; ++i) label_values.push_back(static_cast<int64_t>(data_gen.next_u64() % 10));
+  Tensor labels = Tensor::from_vector(label_values);
+  if (world > 1) dist::init_parallel_env();
+  seed(1);
+  auto net = std::make_shared<nn::models::MyNet>(10, 1, 28);
+  std::shared_ptr<nn::Layer> model = net;
+  std::shared_ptr<DataParallel> dp;
+  if (world > 1) model = dp = std::make_shared<DataParallel>(net);
+  optim::Adam opt(net->parameters());
+  const int per_rank = 32 / world;
+  std::ofstream losses(dir + "/loss_" + std::to_string(world) + "_" + std::to_string(rank) + ".txt");
+  losses.precision(10);
+  for (int step = 0; step < steps; ++step) {
+    const int64_t begin = step * 32 + rank * per_rank;
+    Tensor x = images.slice(begin, begin + per_rank).clone();
+    Tensor y = labels.slice(begin, begin + per_rank).clone();
+    Tensor loss = F::cross_entropy((*model)(x), y);
+    losses << loss.item() << "\n";
+    loss.backward();
+    opt.step();
+    opt.clear_grad();
+  }
+  losses.close();
+  if (rank == 0) crew::save(net->state_dict(), dir + "/params_" + std::to_string(world) + ".safetensors");
+  if (dp)
+    CREW_CHECK(dp->reducer()->steps() == static_cast<size_t>(steps), "reducer ran ", dp->reducer()->steps());
+}
+
+std::vector<double> read_losses(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<double> v;
+  double x;
+  while (in >> x) v.push_back(x);
+  return v;
+}
+
+double relative_difference(const Tensor& a, const Tensor& b) {
+  auto va = a.to_vector<double>();
+  auto vb = b.to_vector<double>();
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < va.size(); ++i) {
+    diff += (va[i] - vb[i]) * (va[i] - vb[i]);
+    norm += vb[i] * vb[i];
+  }
+  return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-12);
+}
+
+void expect_same_training(int world) {
+  constexpr int kSteps = 20;
+  testing::TempDir dir;
+  dist::TCPStoreServer server;
+  testing::expect_all_ok(testing::run_ranks(
+      1, [&](int r, int) { train_seed_cnn(r, 1, kSteps, dir.path()); }, dist_options(server)));
+  dist::TCPStoreServer server2;
+  testing::expect_all_ok(testing::run_ranks(
+      world, [&](int r, int w) { train_seed_cnn(r, w, kSteps, dir.path()); }, dist_options(server2)));
+  auto single = read_losses(dir.file("loss_1_0.txt"));
+  ASSERT_EQ(single.size(), static_cast<size_t>(kSteps));
+  std::vector<double> averaged(kSteps, 0.0);
+  for (int r = 0; r < world; ++r) {
+    auto l = read_losses(dir.file("loss_" + std::to_string(world) + "_" + std::to_string(r) + ".txt"));
+    ASSERT_EQ(l.size(), static_cast<size_t>(kSteps)) << "rank " << r;
+    for (int s = 0; s < kSteps; ++s) averaged[s] += l[s] / world;
+  }
+  for (int s = 0; s < kSteps; ++s) {
+    EXPECT_NEAR(averaged[s], single[s], 1e-5 * std::abs(single[s])) << "step " << s;
+  }
+  StateDict a = crew::load(dir.file("params_1.safetensors"));
+  StateDict b = crew::load(dir.file("params_" + std::to_string(world) + ".safetensors"));
+  for (const auto& key : a.keys()) {
+    EXPECT_LE(relative_difference(b.at(key), a.at(key)), 1e-5) << key;
+  }
+}
+
+TEST(DataParallel, TwoRanksOfSixteenEqualOneRankOfThirtyTwo) { expect_same_training(2); }
+TEST(DataParallel, FourRanksOfEightEqualOneRankOfThirtyTwo) { expect_same_training(4); }
+
+// A small net whose layers each get their own bucket.
+class TinyNet : public nn::Layer {
+ public:
+  explicit TinyNet(bool with_unused = false) : Layer("tiny") {
+    fc1_ = register_sublayer("fc1", std::make_shared<nn::Linear>(4, 8));
+    fc2_ = register_sublayer("fc2", std::make_shared<nn::Linear>(8, 3));
+    if (with_unused) unused_ = register_sublayer("unused", std::make_shared<nn::Linear>(3, 3));
+  }
+  Tensor forward(const Tensor& x) override { return (*fc2_)(F::relu((*fc1_)(x))); }
+
+ private:
+  std::shared_ptr<nn::Linear> fc1_, fc2_, unused_;
+};
+
+Tensor rank_input(int rank, int step) {
+  Generator g(1000 + 10 * rank + step);
+  return uniform({5, 4}, -1, 1, DType::FLOAT32, &g);
+}
+
+// Gradients of sum(net(x)) for each rank's input, computed locally (no communication).
+std::vector<std::vector<float>> local_grads(TinyNet& net, const Tensor& x) {
+  net.clear_gradients(false);
+  Tensor loss = sum(net(x));
+  loss.backward();
+  std::vector<std::vector<float>> grads;
+  for (auto& p : net.parameters()) grads.push_back(p.grad().to_vector<float>());
+  net.clear_gradients(false);
+  return grads;
+}
+
+void expect_grads_near(const std::vector<Tensor>& params, const std::vector<std::vector<float>>& expected) {
+  ASSERT_EQ(params.size(), expected.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    auto g = params[i].grad().to_vector<float>();
+    for (size_t k = 0; k < g.size(); ++k)
+      CREW_CHECK(std::abs(g[k] - expected[i][k]) < 1e-5, "param ", i, " elem ", k, ": ", g[k], " vs ",
+                 expected[i][k]);
+  }
+}
+
+TEST(DataParallel, SmallBucketsAverageGradientsAndNoSyncAccumulates) {
+  dist::TCPStoreServer server;
+  auto results = testing::run_ranks(
+      2,
+      [&](int rank, int world) {
+        dist::init_parallel_env();
+        seed(7);
+        auto net = std::make_shared<TinyNet>();
+        seed(7);
+        TinyNet reference;  // same initial weights, used for local gradients
+        DataParallelOptions o;
+        o.last_comm_buffer_bytes = 64;
+        o.comm_buffer_bytes = 64;
+        DataParallel dp(net, o);
+        // Parameters of 128, 32, 96 and 12 bytes with 64-byte limits group as [0], [1, 2], [3];
+        // reversed, fc2.bias comes first.
+        const auto& buckets = dp.reducer()->buckets();
+        CREW_CHECK_EQ(buckets.size(), 3u, "bucket count");
+        CREW_CHECK_EQ(buckets[1].params.size(), 2u, "middle bucket");
+        CREW_CHECK_EQ(buckets[0].params[0], 3u, "first bucket holds the last parameter");
+        // Expected: the average over ranks of each rank's local gradients.
+        std::vector<std::vector<float>> expected;
+        for (int r = 0; r < world; ++r) {
+          auto g = local_grads(reference, rank_input(r, 0));
+          if (expected.empty()) expected.assign(g.size(), {});
+          for (size_t i = 0; i < g.size(); ++i) {
+            expected[i].resize(g[i].size(), 0.0f);
+            for (size_t k = 0; k < g[i].size(); ++k) expected[i][k] += g[i][k] / world;
+          }
+        }
+        sum(dp(rank_input(rank, 0))).backward();
+        expect_grads_near(net->parameters(), expected);
+        net->clear_gradients(false);
+        // no_sync: step 1 accumulates locally, step 2 synchronises the sum of both.
+        {
+          auto guard = dp.no_sync();
+          sum(dp(rank_input(rank, 1))).backward();
+        }
+        auto local = local_grads(reference, rank_input(rank, 1));
+        expect_grads_near(net->parameters(), local);  // not averaged yet
+        sum(dp(rank_input(rank, 2))).backward();
+        std::vector<std::vector<float>> acc;
+        for (int r = 0; r < world; ++r) {
+          auto g1 = local_grads(reference, rank_input(r, 1));
+          auto g2 = local_grads(reference, rank_input(r, 2));
+          if (acc.empty()) acc.assign(g1.size(), {});
+          for (size_t i = 0; i < g1.size(); ++i) {
+            acc[i].resize(g1[i].size(), 0.0f);
+            for (size_t k = 0; k < g1[i].size(); ++k) acc[i][k] += (g1[i][k] + g2[i][k]) / world;
+          }
+        }
+        expect_grads_near(net->parameters(), acc);
+        // state_dict keys carry no wrapper prefix.
+        CREW_CHECK(dp.state_dict().contains("fc1.weight"), "state_dict has fc1.weight");
+      },
+      dist_options(server));
+  testing::expect_all_ok(results);
+}
+
+TEST(DataParallel, UnusedParametersNeedTheOption) {
+  dist::TCPStoreServer server;
+  auto results = testing::run_ranks(
+      2,
+      [&](int rank, int) {
+        dist::init_parallel_env();
+        auto net = std::make_shared<TinyNet>(/*with_unused=*/true);
+        {
+          DataParallel dp(net);
+          try {
+            dp(rank_input(rank, 0));
+            CREW_THROW(InternalError, "expected a StateError for the unused parameter");
+          } catch (const StateError& e) {
+            std::string msg = e.what();
+            CREW_CHECK(msg.find("unused.weight") != std::string::npos, "message names the parameter: ", msg);
+            CREW_CHECK(msg.find("find_unused_parameters") != std::string::npos,
+                       "message suggests the option: ", msg);
+          }
+        }
+        DataParallelOptions o;
+        o.find_unused_parameters = true;
+        DataParallel dp(net, o);
+        sum(dp(rank_input(rank, 0))).backward();
+        auto named = net->named_parameters();
+        for (auto& [name, p] : named) {
+          CREW_CHECK(p.grad().defined(), name, " has a gradient");
+          if (name.rfind("unused.", 0) == 0) {
+            for (float v : p.grad().to_vector<float>()) CREW_CHECK(v == 0.0f, name, " gradient is zero");
+          }
+        }
+      },
+      dist_options(server));
+  testing::expect_all_ok(results);
+}
+
+TEST(DataParallel, UnevenDataGivesEveryRankAnError) {
+  dist::TCPStoreServer server;
+  auto options = dist_options(server);
+  options.timeout = 60s;
+  auto results = testing::run_ranks(
+      2,
+      [&](int rank, int) {
+        dist::init_parallel_env();
+        auto net = std::make_shared<TinyNet>();
+        DataParallel dp(net);
+        const int steps = rank == 0 ? 3 : 2;  // as a plain BatchSampler over unequal shards would do
+        for (int s = 0; s < steps; ++s) {
+          sum(dp(rank_input(rank, s))).backward();
+          net->clear_gradients();
+        }
+      },
+      options);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_FALSE(results[0].ok());
+  EXPECT_NE(results[0].error.find("DistributedBatchSampler"), std::string::npos)
+      << testing::describe(results[0]);
+  EXPECT_NE(results[0].error.find("rank 1 finished after 2 steps"), std::string::npos)
+      << testing::describe(results[0]);
+  EXPECT_FALSE(results[0].timed_out);
+  EXPECT_EQ(results[1].exit_code, 1) << testing::describe(results[1]);
+  EXPECT_FALSE(results[1].timed_out);
+}
+
+TEST(DataParallel, NeedsInitInAParallelEnvironment) {
+  testing::RunRanksOptions o;
+  o.env = {{"CREW_RANK", "0"}, {"CREW_WORLD_SIZE", "2"}};
+  auto results = testing::run_ranks(
+      1,
+      [&](int, int) {
+        auto net = std::make_shared<TinyNet>();
+        try {
+          DataParallel dp(net);
+        } catch (const StateError& e) {
+          CREW_CHECK(std::string(e.what()) == dist::kNotInitializedMessage, "message: ", e.what());
+          return;
+        }
+        CREW_THROW(InternalError, "expected StateError");
+      },
+      o);
+  testing::expect_all_ok(results);
+}
+
+}  // namespace
+}  // namespace crew

@@ -1,0 +1,247 @@
+// The hierarchical backend on 4 real processes as 2 simulated hosts x 2 ranks (CREW_HOST_ID):
+// all_reduce with every dtype, ReduceOp and size (0, 1, odd, chunked, large) checked exactly,
+// every other collective through it, the host layout and the automatic choice of backend.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "crew/distributed/backends/gloo/gloo_process_group.h"
+#include "crew/distributed/backends/hier/hier_process_group.h"
+#include "crew/distributed/backends/shm/shm_process_group.h"
+#include "crew/distributed/parallel/host_layout.h"
+#include "tests/distributed/reduction_values.h"
+#include "tests/distributed/shm_harness.h"
+
+namespace crew::dist {
+namespace {
+
+using testing::shm::run_ranks;
+using namespace testing_values;
+
+const std::vector<DType> kDTypes = {DType::FLOAT32, DType::FLOAT64, DType::INT32, DType::INT64, DType::UINT8};
+const std::vector<ReduceOp> kOps = {ReduceOp::SUM, ReduceOp::MAX, ReduceOp::MIN, ReduceOp::PROD,
+                                    ReduceOp::AVG};
+
+// Rank r runs on simulated host r / per_host.
+void simulate_hosts(int rank, int per_host) {
+  ::setenv("CREW_HOST_ID", ("simhost" + std::to_string(rank / per_host)).c_str(), 1);
+}
+
+std::shared_ptr<ProcessGroup> make_hier(Store& store, int rank, int world) {
+  std::shared_ptr<Store> borrowed(&store, [](Store*) {});
+  return create_hier_process_group(borrowed, rank, world, ProcessGroupOptions{std::chrono::seconds(30), "h"});
+}
+
+void check_all_reduce(ProcessGroup& pg, DType dtype, ReduceOp op, int64_t n) {
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    Tensor t = rank_tensor<T>(pg.rank(), n);
+    pg.all_reduce(t, op)->wait();
+    require_equal(t, expected_reduction<T>(pg.size(), n, op),
+                  str_cat("all_reduce ", reduce_op_name(op), " ", dtype_name(dtype), " n=", n));
+  });
+}
+
+void expect_all_ok(const std::vector<testing::shm::RankResult>& results) {
+  for (size_t r = 0; r < results.size(); ++r) {
+    EXPECT_TRUE(results[r].ok()) << "rank " << r << ": exit " << results[r].exit_code << ", signal "
+                                 << results[r].signal << (results[r].timed_out ? ", timed out" : "");
+  }
+}
+
+TEST(HostLayout, GroupsRanksByHostInOrderOfTheirLowestRank) {
+  auto layout = HostLayout::from_ids({"b", "a", "b", "a", "c"});
+  EXPECT_EQ(layout.num_hosts(), 3);
+  EXPECT_EQ(layout.ranks_on(0), (std::vector<int>{0, 2}));
+  EXPECT_EQ(layout.ranks_on(1), (std::vector<int>{1, 3}));
+  EXPECT_EQ(layout.ranks_on(2), (std::vector<int>{4}));
+  EXPECT_EQ(layout.host_of(3), 1);
+  EXPECT_EQ(layout.local_rank(3), 1);
+  EXPECT_EQ(layout.leader_of(1), 1);
+  EXPECT_EQ(layout.min_ranks_per_host(), 1);
+}
+
+TEST(HostLayout, AutoBackendIsHierOnlyWhenEveryHostHasSeveralRanks) {
+  register_backend("gloo", create_gloo_process_group);
+  register_shm_backend();
+  register_hier_backend();
+  EXPECT_EQ(auto_backend_for(HostLayout::from_ids({"a", "a", "a"})), "shm");
+  EXPECT_EQ(auto_backend_for(HostLayout::from_ids({"a", "a", "b", "b"})), "hier");
+  EXPECT_EQ(auto_backend_for(HostLayout::from_ids({"a", "b", "a", "b", "b"})), "hier");
+  EXPECT_EQ(auto_backend_for(HostLayout::from_ids({"a", "a", "a", "b"})), "gloo");
+  EXPECT_EQ(auto_backend_for(HostLayout::from_ids({"a", "b"})), "gloo");
+}
+
+TEST(HostLayout, CrewHostIdOverridesTheHostName) {
+  ::setenv("CREW_HOST_ID", "simulated-host-7", 1);
+  EXPECT_EQ(host_id(), "simulated-host-7");
+  ::unsetenv("CREW_HOST_ID");
+  EXPECT_NE(host_id(), "simulated-host-7");
+  EXPECT_NE(host_id().find('/'), std::string::npos);  // "<hostname>/<boot id>"
+}
+
+// Every dtype, op and size through 2 x 2; 4 KiB shm buffers make 1023 and 9001 elements run
+// the chunked shm paths (several chunks, a partial one). 70001 and 70002 elements (at least
+// 64 KiB in every dtype) take the split schedule, with and without padding to 2 slices.
+TEST(HierCollectives, AllReduceEveryDtypeOpAndSizeOnTwoHostsOfTwo) {
+  auto results = run_ranks(
+      4,
+      [](int rank, Store& store) {
+        simulate_hosts(rank, 2);
+        ::setenv("CREW_SHM_BUFFER_BYTES", "4096", 1);
+        ::setenv("CREW_SHM_SMALL_BYTES", "512", 1);
+        auto pg = make_hier(store, rank, 4);
+        SHM_REQUIRE(pg->backend_name() == "hier" && pg->rank() == rank && pg->size() == 4);
+        for (DType dtype : kDTypes) {
+          for (ReduceOp op : kOps) {
+            for (int64_t n : {0, 1, 7, 1023, 9001, 70001, 70002}) check_all_reduce(*pg, dtype, op, n);
+          }
+        }
+      },
+      std::chrono::seconds(150));
+  expect_all_ok(results);
+}
+
+// 4 MiB of float32 with the default 1 MiB shm buffers (odd and even counts, a 2-D tensor);
+// uneven hosts (3 + 1 ranks: leader schedule only, the lone host's shm step is a group of
+// one); and 2 hosts x 3 ranks (split into 3 slices, padded or not).
+TEST(HierCollectives, LargeAllReduceAndUnevenHosts) {
+  auto results = run_ranks(
+      4,
+      [](int rank, Store& store) {
+        simulate_hosts(rank, 2);
+        auto pg = make_hier(store, rank, 4);
+        for (ReduceOp op : kOps) {
+          check_all_reduce(*pg, DType::FLOAT32, op, (int64_t{1} << 20) + 5);
+          check_all_reduce(*pg, DType::FLOAT32, op, int64_t{1} << 20);
+        }
+        Tensor grid = rank_tensor<float>(rank, 1 << 20).view({1024, 1024});
+        pg->all_reduce(grid, ReduceOp::SUM)->wait();
+        require_equal(grid, expected_reduction<float>(4, 1 << 20, ReduceOp::SUM), "2-D all_reduce");
+      },
+      std::chrono::seconds(120));
+  expect_all_ok(results);
+  results = run_ranks(
+      4,
+      [](int rank, Store& store) {
+        simulate_hosts(rank, 3);
+        auto pg = make_hier(store, rank, 4);
+        for (ReduceOp op : kOps) {
+          check_all_reduce(*pg, DType::INT64, op, 1001);
+          check_all_reduce(*pg, DType::INT64, op, 30001);
+          check_all_reduce(*pg, DType::FLOAT32, op, (int64_t{1} << 20) + 3);  // chunked shm steps
+        }
+      },
+      std::chrono::seconds(60));
+  expect_all_ok(results);
+  results = run_ranks(
+      6,
+      [](int rank, Store& store) {
+        simulate_hosts(rank, 3);
+        ::setenv("CREW_HIER_SPLIT_BYTES", "1000",
+                 1);  // the same on every rank: 5 floats stay on the leader schedule
+        auto pg = make_hier(store, rank, 6);
+        for (ReduceOp op : kOps) {
+          for (int64_t n : {5, 70001, 90000}) check_all_reduce(*pg, DType::FLOAT32, op, n);
+        }
+      },
+      std::chrono::seconds(90));
+  expect_all_ok(results);
+}
+
+// The collectives hier hands to Gloo over the whole group, interleaved with all_reduce.
+TEST(HierCollectives, OtherCollectivesThroughTheHierarchicalGroup) {
+  auto results = run_ranks(
+      4,
+      [](int rank, Store& store) {
+        simulate_hosts(rank, 2);
+        auto pg = make_hier(store, rank, 4);
+        const int n = 4;
+        Tensor b = Tensor::full({5}, rank * 10.0);
+        pg->broadcast(b, 2)->wait();
+        require_equal(b, std::vector<float>(5, 20.0f), "broadcast");
+
+        Tensor r = Tensor::full({3}, rank + 1.0);
+        pg->reduce(r, 1, ReduceOp::SUM)->wait();
+        if (rank == 1) require_equal(r, std::vector<float>(3, 10.0f), "reduce");
+
+        std::vector<Tensor> gathered;
+        for (int i = 0; i < n; ++i) gathered.push_back(Tensor::empty({2}, DType::INT32));
+        pg->all_gather(gathered, Tensor::full({2}, rank * 3, DType::INT32))->wait();
+        for (int i = 0; i < n; ++i) require_equal(gathered[i], std::vector<int32_t>(2, i * 3), "all_gather");
+
+        std::vector<Tensor> at_root;
+        if (rank == 3) {
+          for (int i = 0; i < n; ++i) at_root.push_back(Tensor::empty({1}));
+        }
+        pg->gather(at_root, Tensor::full({1}, rank + 0.5), 3)->wait();
+        if (rank == 3) {
+          for (int i = 0; i < n; ++i) require_equal(at_root[i], std::vector<float>{i + 0.5f}, "gather");
+        }
+
+        std::vector<Tensor> pieces;
+        if (rank == 0) {
+          for (int i = 0; i < n; ++i) pieces.push_back(Tensor::full({2}, i * 100.0));
+        }
+        Tensor piece = Tensor::empty({2});
+        pg->scatter(piece, pieces, 0)->wait();
+        require_equal(piece, std::vector<float>(2, rank * 100.0f), "scatter");
+
+        std::vector<Tensor> parts;
+        for (int i = 0; i < n; ++i) parts.push_back(Tensor::full({3}, rank * 10.0 + i));
+        Tensor mine = Tensor::empty({3});
+        pg->reduce_scatter(mine, parts, ReduceOp::MAX)->wait();
+        require_equal(mine, std::vector<float>(3, 30.0f + rank), "reduce_scatter");
+
+        check_all_reduce(*pg, DType::FLOAT32, ReduceOp::SUM, 33);  // interleaved with the others
+
+        std::vector<Tensor> outs, ins;
+        for (int i = 0; i < n; ++i) {
+          ins.push_back(Tensor::full({2}, rank * 10.0 + i));
+          outs.push_back(Tensor::empty({2}));
+        }
+        pg->alltoall(outs, ins)->wait();
+        for (int i = 0; i < n; ++i)
+          require_equal(outs[i], std::vector<float>(2, i * 10.0f + rank), "alltoall");
+
+        // A ring across the hosts: even ranks send first.
+        Tensor out = Tensor::full({4}, rank * 1.0), in = Tensor::empty({4});
+        const int next = (rank + 1) % n, prev = (rank + n - 1) % n;
+        if (rank % 2 == 0) {
+          pg->send(out, next, 7)->wait();
+          pg->recv(in, prev, 7)->wait();
+        } else {
+          pg->recv(in, prev, 7)->wait();
+          pg->send(out, next, 7)->wait();
+        }
+        require_equal(in, std::vector<float>(4, prev * 1.0f), "send/recv");
+        pg->barrier()->wait();
+
+        // Async: several all_reduces in flight complete in issue order with their own results.
+        std::vector<Tensor> ts;
+        std::vector<std::shared_ptr<Work>> works;
+        for (int i = 0; i < 4; ++i) {
+          ts.push_back(Tensor::full({100}, rank + i * 1.0));
+          works.push_back(pg->all_reduce(ts.back(), ReduceOp::SUM));
+        }
+        for (int i = 0; i < 4; ++i) {
+          works[i]->wait();
+          require_equal(ts[i], std::vector<float>(100, 6.0f + 4 * i), "async all_reduce");
+        }
+        std::vector<Tensor> wrong = {Tensor::ones({1})};
+        bool threw = false;
+        try {
+          pg->all_gather(wrong, Tensor::ones({1}));
+        } catch (const ValueError&) {
+          threw = true;
+        }
+        SHM_REQUIRE(threw, "a bad all_gather must throw ValueError at once");
+      },
+      std::chrono::seconds(90));
+  expect_all_ok(results);
+}
+
+}  // namespace
+}  // namespace crew::dist

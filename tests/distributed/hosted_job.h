@@ -1,0 +1,41 @@
+#pragma once
+// A job of real processes on 127.0.0.1 that meet at a TCPStore hosted by the test process
+// (OS-chosen port), as under `crew launch`: each child gets CREW_RANK / CREW_WORLD_SIZE,
+// CREW_MASTER, CREW_STORE_HOSTED=1, CREW_BACKEND, CREW_TIMEOUT and the extra variables.
+#include <chrono>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "crew/distributed/store/tcp_store.h"
+#include "tests/testing/multiprocess.h"
+
+namespace crew::dist::testing_job {
+
+struct HostedJobOptions {
+  std::string backend = "gloo";
+  std::string timeout = "30s";                           // CREW_TIMEOUT (per collective)
+  std::vector<std::pair<std::string, std::string>> env;  // more variables
+  std::chrono::seconds deadline{60};                     // run_ranks kills every rank then
+};
+
+inline std::vector<testing::RankResult> run_hosted_job(int world, const std::function<void(int rank)>& fn,
+                                                       const HostedJobOptions& opt = {}) {
+  TCPStoreOptions so;
+  so.is_server = true;
+  so.port = 0;
+  TCPStore server("127.0.0.1", so);
+  testing::RunRanksOptions ro;
+  ro.timeout = opt.deadline;
+  ro.set_rank_env = true;
+  ro.env = {{"CREW_MASTER", "127.0.0.1:" + std::to_string(server.port())},
+            {"CREW_STORE_HOSTED", "1"},
+            {"CREW_BACKEND", opt.backend},
+            {"CREW_TIMEOUT", opt.timeout}};
+  for (const auto& kv : opt.env) ro.env.push_back(kv);
+  return testing::run_ranks(
+      world, [&](int rank, int) { fn(rank); }, ro);
+}
+
+}  // namespace crew::dist::testing_job

@@ -1,0 +1,111 @@
+// crew::dist checkpoint directories: layout, keep-last-K, newest complete, corrupt/truncated/
+// missing checkpoints skipped with the file and the reason, no broken "complete" checkpoint.
+#include "crew/tensor/checkpoint_dir.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "crew/core/error.h"
+#include "tests/testing/temp_dir.h"
+
+namespace crew {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::map<std::string, StateDict> parts_of(double value) {
+  StateDict model;
+  model.insert("w", Tensor::full({2, 3}, value));
+  StateDict state;
+  state.insert("epoch", Tensor::scalar(value, DType::INT64));
+  return {{"model", model}, {"state", state}};
+}
+
+double model_value(const LoadedCheckpoint& c) { return c.parts.at("model").at("w").to_vector<float>()[0]; }
+
+std::string part_file(const std::string& dir, int64_t step, const std::string& name) {
+  return (fs::path(dir) / checkpoint_dir_name(step) / name).string();
+}
+
+void truncate_file(const std::string& path) { fs::resize_file(path, fs::file_size(path) / 2); }
+
+void flip_last_byte(const std::string& path) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(-1, std::ios::end);
+  char c = 0;
+  f.get(c);
+  f.seekp(-1, std::ios::end);
+  f.put(static_cast<char>(c ^ 0x5a));
+}
+
+TEST(CheckpointDir, WritesLoadsAndKeepsTheLastK) {
+  testing::TempDir tmp;
+  const std::string dir = tmp.file("ckpt");
+  EXPECT_FALSE(load_newest_checkpoint(dir).has_value());  // no directory yet
+  for (int64_t step : {10, 20, 30, 40}) {
+    write_checkpoint(dir, step, parts_of(static_cast<double>(step)), {{"epoch", std::to_string(step / 10)}},
+                     {.keep = 2});
+  }
+  EXPECT_EQ(list_checkpoints(dir), (std::vector<int64_t>{40, 30}));
+  auto newest = load_newest_checkpoint(dir);
+  ASSERT_TRUE(newest.has_value());
+  EXPECT_EQ(newest->step, 40);
+  EXPECT_EQ(model_value(*newest), 40.0);
+  EXPECT_EQ(newest->metadata, (std::map<std::string, std::string>{{"epoch", "4"}}));
+  EXPECT_EQ(newest->parts.at("state").at("epoch").dtype(), DType::INT64);
+  // Rewriting a step replaces it.
+  write_checkpoint(dir, 40, parts_of(41.0), {}, {.keep = 2});
+  EXPECT_EQ(model_value(*load_newest_checkpoint(dir)), 41.0);
+  EXPECT_EQ(checkpoint_dir_name(120), "step-000000000120");
+}
+
+TEST(CheckpointDir, CorruptTruncatedOrIncompleteCheckpointsAreSkippedWithTheReason) {
+  testing::TempDir tmp;
+  const std::string dir = tmp.file("ckpt");
+  for (int64_t step : {1, 2, 3, 4, 5})
+    write_checkpoint(dir, step, parts_of(static_cast<double>(step)), {}, {.keep = 5});
+  flip_last_byte(part_file(dir, 5, "model.safetensors"));  // bad checksum
+  truncate_file(part_file(dir, 4, "state.safetensors"));   // truncated
+  fs::remove(part_file(dir, 3, "model.safetensors"));      // missing part
+  fs::remove(part_file(dir, 2, "MANIFEST.safetensors"));   // never finished
+  std::vector<std::string> skipped;
+  auto newest = load_newest_checkpoint(dir, &skipped);
+  ASSERT_TRUE(newest.has_value());
+  EXPECT_EQ(newest->step, 1);
+  EXPECT_EQ(model_value(*newest), 1.0);
+  ASSERT_EQ(skipped.size(), 4u);
+  EXPECT_NE(skipped[0].find("step-000000000005"), std::string::npos) << skipped[0];
+  EXPECT_NE(skipped[0].find("model.safetensors"), std::string::npos) << skipped[0];
+  EXPECT_NE(skipped[0].find("checksum"), std::string::npos) << skipped[0];
+  EXPECT_NE(skipped[1].find("state.safetensors"), std::string::npos) << skipped[1];
+  EXPECT_NE(skipped[2].find("model.safetensors"), std::string::npos) << skipped[2];
+  EXPECT_NE(skipped[3].find("MANIFEST.safetensors"), std::string::npos) << skipped[3];
+  EXPECT_THROW(load_checkpoint(dir, 5), ValueError);
+}
+
+TEST(CheckpointDir, ACrashBeforeTheRenameLeavesNoCompleteCheckpoint) {
+  testing::TempDir tmp;
+  const std::string dir = tmp.file("ckpt");
+  write_checkpoint(dir, 7, parts_of(7.0));
+  // What a writer killed before its rename leaves: a full temporary directory.
+  fs::copy(fs::path(dir) / checkpoint_dir_name(7), fs::path(dir) / ".tmp-step-000000000008-1");
+  EXPECT_EQ(list_checkpoints(dir), (std::vector<int64_t>{7}));
+  EXPECT_EQ(load_newest_checkpoint(dir)->step, 7);
+  write_checkpoint(dir, 9, parts_of(9.0));  // prunes the leftover
+  EXPECT_FALSE(fs::exists(fs::path(dir) / ".tmp-step-000000000008-1"));
+  EXPECT_EQ(list_checkpoints(dir), (std::vector<int64_t>{9, 7}));
+}
+
+TEST(CheckpointDir, RejectsBadArguments) {
+  testing::TempDir tmp;
+  EXPECT_THROW(write_checkpoint(tmp.path(), -1, parts_of(1.0)), ValueError);
+  EXPECT_THROW(write_checkpoint(tmp.path(), 1, parts_of(1.0), {}, {.keep = 0}), ValueError);
+  EXPECT_THROW(write_checkpoint(tmp.path(), 1, {}), ValueError);
+  EXPECT_THROW(write_checkpoint(tmp.path(), 1, {{"../x", StateDict{}}}), ValueError);
+  EXPECT_THROW(write_checkpoint(tmp.path(), 1, {{"MANIFEST", StateDict{}}}), ValueError);
+}
+
+}  // namespace
+}  // namespace crew
