@@ -11,6 +11,7 @@ function(crew_add_module name)
   foreach(sub IN LISTS ARG_EXCLUDE)
     list(FILTER sources EXCLUDE REGEX "^${root}/${sub}/")
   endforeach()
+  crew_record_module(${name} "${ARG_DIR}" "${ARG_EXCLUDE}" "${ARG_DEPS}")  # CrewLayers.cmake
   if(NOT sources)
     add_library(crew_${name} INTERFACE)
     target_include_directories(crew_${name} INTERFACE ${PROJECT_SOURCE_DIR})
