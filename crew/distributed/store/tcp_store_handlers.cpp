@@ -5,6 +5,7 @@
 
 #include "crew/core/check.h"
 #include "crew/core/logging.h"
+#include "crew/distributed/store/store.h"
 #include "crew/distributed/store/tcp_store_daemon.h"
 
 namespace crew::dist::detail {
@@ -31,8 +32,7 @@ bool parse_int64(const std::vector<uint8_t>& bytes, int64_t* out) {
 
 // A waiter's deadline; huge timeouts ("wait forever") saturate instead of overflowing.
 Clock::time_point deadline_after(int64_t timeout_ms) {
-  constexpr int64_t kMaxMs = int64_t{100} * 365 * 24 * 3600 * 1000;  // 100 years
-  return Clock::now() + std::chrono::milliseconds(std::clamp<int64_t>(timeout_ms, 0, kMaxMs));
+  return Clock::now() + std::chrono::milliseconds(std::clamp<int64_t>(timeout_ms, 0, kMaxWait.count()));
 }
 
 // Compares every byte whatever the first difference, so timing does not leak the token.
