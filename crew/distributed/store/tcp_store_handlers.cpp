@@ -54,12 +54,18 @@ std::vector<std::string> read_keys(BodyReader& body, size_t max_key_bytes, const
 
 }  // namespace
 
+// clang-format off
 const StoreDaemon::Route StoreDaemon::kRoutes[] = {
-    {StoreOp::SET, &StoreDaemon::on_set},           {StoreOp::GET, &StoreDaemon::on_get},
-    {StoreOp::ADD, &StoreDaemon::on_add},           {StoreOp::COMPARE_SET, &StoreDaemon::on_compare_set},
-    {StoreOp::CHECK, &StoreDaemon::on_check},       {StoreOp::DELETE_KEY, &StoreDaemon::on_delete_key},
-    {StoreOp::NUM_KEYS, &StoreDaemon::on_num_keys}, {StoreOp::WAIT, &StoreDaemon::on_wait},
+    {StoreOp::SET,         &StoreDaemon::on_set},
+    {StoreOp::GET,         &StoreDaemon::on_get},
+    {StoreOp::ADD,         &StoreDaemon::on_add},
+    {StoreOp::COMPARE_SET, &StoreDaemon::on_compare_set},
+    {StoreOp::CHECK,       &StoreDaemon::on_check},
+    {StoreOp::DELETE_KEY,  &StoreDaemon::on_delete_key},
+    {StoreOp::NUM_KEYS,    &StoreDaemon::on_num_keys},
+    {StoreOp::WAIT,        &StoreDaemon::on_wait},
 };
+// clang-format on
 
 void StoreDaemon::handle(int fd, StoreClient& c, uint8_t code, const uint8_t* body, size_t len) {
   StoreRequest req{fd, c, BodyReader(body, len)};
