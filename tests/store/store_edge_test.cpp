@@ -22,6 +22,7 @@ namespace {
 using namespace std::chrono_literals;
 
 using testing_util::client_options;
+using testing_util::raw_connect;
 
 TEST(TCPStoreEdge, AddOnANonIntegerValueFailsButKeepsTheConnection) {
   TCPStoreServer server;
@@ -216,9 +217,7 @@ TEST(TCPStoreEdge, AConnectionWithoutHandshakeIsDroppedAfterHelloTimeout) {
   TCPStoreServerOptions so;
   so.hello_timeout = 100ms;
   TCPStoreServer server(so);
-  std::string err;
-  net::Fd silent = net::try_connect("127.0.0.1", server.port(), 2s, &err);
-  ASSERT_TRUE(silent.valid()) << err;
+  net::Fd silent = raw_connect(server.port());
   TCPStore good("127.0.0.1", client_options(server.port()));  // handshakes at once: kept
   Deadline deadline(10s);
   while (server.dropped_clients() < 1 && !deadline.expired()) std::this_thread::sleep_for(5ms);

@@ -8,12 +8,14 @@
 
 #include "crew/core/check.h"
 #include "crew/distributed/store/tcp_store.h"
+#include "tests/store/store_test_util.h"
 #include "tests/testing/multiprocess.h"
 
 namespace crew::dist {
 namespace {
 
 using namespace std::chrono_literals;
+using testing_util::client_options;
 
 int ops_per_client() {
   const char* v = std::getenv("CREW_STORE_LOAD_OPS");
@@ -28,10 +30,8 @@ TEST(TCPStoreLoad, SixtyFourClientsLoseNoUpdate) {
   auto results = testing::run_ranks(
       kClients,
       [port, ops](int rank, int world) {
-        TCPStoreOptions o;
-        o.port = port;
-        o.timeout = 120s;
-        o.connect_timeout = 30s;
+        TCPStoreOptions o = client_options(port, 120s);
+        o.connect_timeout = 30s;  // 64 processes connect at once
         TCPStore store("127.0.0.1", o);
         const std::string mine = "load/last/" + std::to_string(rank);
         int64_t previous = 0;
@@ -48,9 +48,7 @@ TEST(TCPStoreLoad, SixtyFourClientsLoseNoUpdate) {
       },
       {.timeout = 300s});
   testing::expect_all_ok(results);
-  TCPStoreOptions o;
-  o.port = port;
-  TCPStore store("127.0.0.1", o);
+  TCPStore store("127.0.0.1", client_options(port));
   EXPECT_EQ(store.add("load/counter", 0), int64_t{kClients} * ops);
   EXPECT_EQ(store.add("load/finished", 0), kClients);
   EXPECT_EQ(server.dropped_clients(), 0u);

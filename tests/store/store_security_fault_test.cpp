@@ -23,6 +23,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing_util::client_options;
+using testing_util::raw_connect;
 
 bool has(const std::string& text, const std::string& needle) {
   return text.find(needle) != std::string::npos;
@@ -70,9 +71,7 @@ TEST(StoreSecurityFault, RequestsBeforeTheHandshakeAreNotServed) {
   TCPStoreServerOptions so;
   so.job_token = "secret";
   TCPStoreServer server(so);
-  std::string err;
-  net::Fd raw = net::try_connect("127.0.0.1", server.port(), 2s, &err);
-  ASSERT_TRUE(raw.valid()) << err;
+  net::Fd raw = raw_connect(server.port());
   detail::BodyWriter set;
   set.bytes(std::string("planted")).bytes(std::string("value"));
   auto frame = set.frame(static_cast<uint8_t>(detail::StoreOp::SET));

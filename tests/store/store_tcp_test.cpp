@@ -22,6 +22,7 @@ namespace {
 using namespace std::chrono_literals;
 
 using testing_util::client_options;
+using testing_util::raw_connect;
 
 std::vector<uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
 
@@ -110,22 +111,16 @@ TEST(TCPStore, SixteenClientProcessesKeepTheCounterExact) {
   EXPECT_EQ(store.add("done", 0), kClients);
 }
 
-int raw_connect(int port) {
-  std::string err;
-  net::Fd fd = net::try_connect("127.0.0.1", port, 2s, &err);
-  return fd.release();
-}
-
 TEST(TCPStore, MalformedClientIsDroppedAndOthersKeepWorking) {
   TCPStoreServer server;
   TCPStore good("127.0.0.1", client_options(server.port()));
   good.set("x", "1");
   // Garbage bytes.
-  net::Fd bad(raw_connect(server.port()));
+  net::Fd bad = raw_connect(server.port());
   const char junk[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
   ASSERT_GT(::send(bad.get(), junk, sizeof(junk), MSG_NOSIGNAL), 0);
   // A well-formed header announcing an oversized body.
-  net::Fd big(raw_connect(server.port()));
+  net::Fd big = raw_connect(server.port());
   uint8_t header[detail::kFrameHeaderBytes];
   detail::encode_header(static_cast<uint8_t>(detail::StoreOp::HELLO), 0xfffffff0u, header);
   ASSERT_GT(::send(big.get(), header, sizeof(header), MSG_NOSIGNAL), 0);

@@ -11,8 +11,7 @@ namespace {
 // condition_variable::wait_for adds the timeout to now(): saturate "forever" (milliseconds::max())
 // so the time point does not overflow.
 std::chrono::milliseconds capped(std::chrono::milliseconds timeout) {
-  constexpr std::chrono::milliseconds kMaxWait{int64_t{100} * 365 * 24 * 3600 * 1000};
-  return std::min(timeout, kMaxWait);
+  return std::min(timeout, detail::kMaxWait);
 }
 
 }  // namespace

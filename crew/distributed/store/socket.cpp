@@ -133,14 +133,27 @@ Fd try_connect(const std::string& host, int port, std::chrono::milliseconds time
   return Fd();
 }
 
-bool send_all(int fd, const void* data, size_t size, std::chrono::steady_clock::time_point deadline,
-              std::string* error) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    pollfd pfd{fd, POLLOUT, 0};
+namespace {
+
+// One direction of a deadline-bounded transfer: what to poll for and the words for failures.
+struct Transfer {
+  short events;
+  const char* call;       // "send" / "recv", for errno_message
+  const char* timed_out;  // *error on timeout
+  const char* closed;     // *error when the call returns 0; null: 0 is no progress, try again
+};
+
+// Moves `size` bytes with step(offset, left) (a non-blocking send or recv) before the deadline,
+// through EINTR, EAGAIN and partial transfers.
+template <typename Step>
+bool transfer_all(int fd, size_t size, std::chrono::steady_clock::time_point deadline, const Transfer& t,
+                  std::string* error, Step step) {
+  size_t done = 0;
+  while (done < size) {
+    pollfd pfd{fd, t.events, 0};
     int n = ::poll(&pfd, 1, ms_until(deadline));
     if (n == 0) {
-      *error = "timed out sending";
+      *error = t.timed_out;
       return false;
     }
     if (n < 0) {
@@ -148,47 +161,40 @@ bool send_all(int fd, const void* data, size_t size, std::chrono::steady_clock::
       *error = errno_message("poll");
       return false;
     }
-    ssize_t w = ::send(fd, p, size, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (w < 0) {
-      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
-      *error = errno_message("send");
+    ssize_t moved = step(done, size - done);
+    if (moved == 0 && t.closed) {
+      *error = t.closed;
       return false;
     }
-    p += w;
-    size -= static_cast<size_t>(w);
+    if (moved < 0) {
+      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
+      *error = errno_message(t.call);
+      return false;
+    }
+    done += static_cast<size_t>(moved);
   }
   return true;
+}
+
+}  // namespace
+
+bool send_all(int fd, const void* data, size_t size, std::chrono::steady_clock::time_point deadline,
+              std::string* error) {
+  const char* p = static_cast<const char*>(data);
+  return transfer_all(fd, size, deadline, {POLLOUT, "send", "timed out sending", nullptr}, error,
+                      [fd, p](size_t offset, size_t left) {
+                        return ::send(fd, p + offset, left, MSG_NOSIGNAL | MSG_DONTWAIT);
+                      });
 }
 
 bool recv_all(int fd, void* data, size_t size, std::chrono::steady_clock::time_point deadline,
               std::string* error) {
   char* p = static_cast<char*>(data);
-  while (size > 0) {
-    pollfd pfd{fd, POLLIN, 0};
-    int n = ::poll(&pfd, 1, ms_until(deadline));
-    if (n == 0) {
-      *error = "timed out waiting for the reply";
-      return false;
-    }
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      *error = errno_message("poll");
-      return false;
-    }
-    ssize_t r = ::recv(fd, p, size, MSG_DONTWAIT);
-    if (r == 0) {
-      *error = "connection closed by the store server";
-      return false;
-    }
-    if (r < 0) {
-      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
-      *error = errno_message("recv");
-      return false;
-    }
-    p += r;
-    size -= static_cast<size_t>(r);
-  }
-  return true;
+  const Transfer t{POLLIN, "recv", "timed out waiting for the reply",
+                   "connection closed by the store server"};
+  return transfer_all(fd, size, deadline, t, error, [fd, p](size_t offset, size_t left) {
+    return ::recv(fd, p + offset, left, MSG_DONTWAIT);
+  });
 }
 
 }  // namespace crew::dist::net

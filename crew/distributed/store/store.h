@@ -14,6 +14,12 @@
 
 namespace crew::dist {
 
+namespace detail {
+// The longest wait a deadline is computed for (100 years): "forever" (milliseconds::max())
+// saturates to it, so now() + timeout cannot overflow.
+inline constexpr std::chrono::milliseconds kMaxWait{int64_t{100} * 365 * 24 * 3600 * 1000};
+}  // namespace detail
+
 class Store {
  public:
   static constexpr std::chrono::milliseconds kDefaultTimeout{std::chrono::minutes(5)};

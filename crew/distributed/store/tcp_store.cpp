@@ -111,7 +111,7 @@ TCPStore::Reply TCPStore::request(uint8_t op, const std::vector<uint8_t>& body, 
   CREW_CHECK_T(StoreError, fd_.valid(), "TCPStore ", op_name, " ", what, ": the connection to ", address(),
                " was lost earlier");
   // Saturate: a "forever" timeout (milliseconds::max()) must not overflow the time point.
-  constexpr std::chrono::milliseconds kMaxWait{int64_t{100} * 365 * 24 * 3600 * 1000};
+  using detail::kMaxWait;
   const auto budget =
       timeout_ >= kMaxWait || wait_extra >= kMaxWait - timeout_ ? kMaxWait : timeout_ + wait_extra;
   const auto deadline = std::chrono::steady_clock::now() + budget;

@@ -4,11 +4,11 @@
 // there is no find-a-free-port-then-bind race. One thread serves every client with poll();
 // waits (GET of a missing key, WAIT) are parked and answered when the keys appear or their
 // timeout passes, never by busy polling. A malformed, oversized or unauthenticated message
-// drops that client only (logged); the others keep being served.
+// drops that client only (logged); the others keep being served. The thread is a
+// detail::StoreDaemon (tcp_store_daemon.h): a poll loop plus one handler per request op.
 //
 //   TCPStoreServer server({.host = "127.0.0.1", .port = 0});
 //   TCPStore client("127.0.0.1", {.port = server.port()});
-#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -18,6 +18,9 @@
 #include "crew/distributed/store/socket.h"
 
 namespace crew::dist {
+namespace detail {
+class StoreDaemon;
+}
 
 struct TCPStoreServerOptions {
   std::string host = "127.0.0.1";  // "" or "0.0.0.0" = every interface (multi-host jobs only)
@@ -40,21 +43,16 @@ class TCPStoreServer {
   int port() const { return port_; }
   const std::string& host() const { return options_.host; }
   // Clients refused or dropped for bad input since start (for tests and logs).
-  size_t dropped_clients() const { return dropped_.load(); }
-  size_t num_keys() const { return num_keys_.load(); }
+  size_t dropped_clients() const;
+  size_t num_keys() const;
 
  private:
-  struct State;
-  void run();
-
   TCPStoreServerOptions options_;
   int port_ = 0;
   net::Fd listen_fd_;
   net::Fd wake_read_;
   net::Fd wake_write_;
-  std::unique_ptr<State> state_;
-  std::atomic<size_t> dropped_{0};
-  std::atomic<size_t> num_keys_{0};
+  std::unique_ptr<detail::StoreDaemon> daemon_;
   std::thread thread_;
 };
 
