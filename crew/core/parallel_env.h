@@ -17,13 +17,14 @@ struct ParallelEnv {
   int local_world_size = 1;  // ranks on this host
   int node_rank = 0;         // index of this host
   int nnodes = 1;
-  int device_id = 0;         // device (or CPU slot) this rank uses
-  std::string master_addr;   // rendezvous store host ("" = unknown)
-  int master_port = 0;       // rendezvous store port (0 = unknown)
+  int device_id = 0;        // device (or CPU slot) this rank uses
+  std::string master_addr;  // rendezvous store host ("" = unknown)
+  int master_port = 0;      // rendezvous store port (0 = unknown)
   std::string job_id = "default";
-  std::string job_token;     // shared secret for the store ("" = none)
+  std::string job_token;  // shared secret for the store ("" = none)
   int restart_count = 0;
-  std::string source = "default";  // which convention supplied rank/world: crew, paddle, torchrun, mpi, slurm, default
+  // Which launcher's variables gave rank and world size: crew, paddle, torchrun, mpi, slurm, default.
+  std::string source = "default";
   std::vector<std::string> trainer_endpoints;  // PADDLE_TRAINER_ENDPOINTS, if set
 
   // Reads the environment: CREW_* first, then PADDLE_*, torchrun (RANK/WORLD_SIZE/...),
@@ -31,6 +32,7 @@ struct ParallelEnv {
   // naming the variable for malformed or inconsistent values (rank >= world size, ...).
   static ParallelEnv from_env();
 
+  bool operator==(const ParallelEnv&) const = default;
   bool has_master() const { return !master_addr.empty() && master_port > 0; }
   std::string master_endpoint() const { return master_addr + ":" + std::to_string(master_port); }
 };
