@@ -209,6 +209,18 @@ TEST_F(ParallelEnvTest, SlurmTasksPerNodeForms) {
   }
 }
 
+TEST_F(ParallelEnvTest, MalformedSlurmTasksPerNodeNamesTheVariableAndValue) {
+  set("SLURM_PROCID", "0");
+  set("SLURM_NTASKS", "4");
+  for (const char* bad : {"abc", "2(x3", "0", "2(x0)", "2x3", "2(x3)x", "2,", ",2", "-1", "2(3)", "2,,1"}) {
+    set("SLURM_NTASKS_PER_NODE", bad);
+    const auto msg = error();
+    ASSERT_TRUE(msg.has_value()) << bad << " was accepted";
+    EXPECT_NE(msg->find("SLURM_NTASKS_PER_NODE"), std::string::npos) << *msg;
+    EXPECT_NE(msg->find(std::string("'") + bad + "'"), std::string::npos) << *msg;
+  }
+}
+
 TEST_F(ParallelEnvTest, NodesAndNodeRank) {
   set("PADDLE_NNODES", "3");
   set("GROUP_RANK", "2");
@@ -283,6 +295,87 @@ TEST_F(ParallelEnvTest, InconsistentValuesAreValueErrors) {
   EXPECT_NE(error().value_or("").find("local rank -1 must not be negative"), std::string::npos);
   set("CREW_LOCAL_RANK", "one");
   EXPECT_NE(error().value_or("").find("CREW_LOCAL_RANK"), std::string::npos);
+}
+
+// What a launcher writes for a worker and what the worker reads back.
+ParallelEnv sample_worker() {
+  ParallelEnv w;
+  w.rank = 5;
+  w.world_size = 8;
+  w.local_rank = 1;
+  w.local_world_size = 4;
+  w.node_rank = 1;
+  w.nnodes = 2;
+  w.device_id = 3;
+  w.device_kind = "gpu";
+  w.master_addr = "10.0.0.1";
+  w.master_port = 6170;
+  w.job_id = "round-trip";
+  w.job_token = "s3cret";
+  w.restart_count = 2;
+  w.source = "crew";
+  w.trainer_endpoints = nominal_endpoints({"10.0.0.1", "10.0.0.2"}, {4, 4}, 6170);
+  return w;
+}
+
+// Sets `vars` in this process as a launcher sets them in a worker.
+void export_env(const std::vector<EnvVar>& vars) {
+  for (const EnvVar& v : vars) {
+    if (v.value.empty()) {
+      ::unsetenv(v.name.c_str());
+    } else {
+      ::setenv(v.name.c_str(), v.value.c_str(), 1);
+    }
+  }
+}
+
+TEST_F(ParallelEnvTest, ToEnvRoundTripsEveryField) {
+  const ParallelEnv w = sample_worker();
+  export_env(w.to_env());
+  EXPECT_EQ(ParallelEnv::from_env(), w);
+  EXPECT_STREQ(std::getenv("FLAGS_selected_gpus"), "3");
+  EXPECT_STREQ(std::getenv("PADDLE_CURRENT_ENDPOINT"), "10.0.0.2:6176");
+  // A CPU worker without token or endpoints: those variables are unset, not inherited.
+  ParallelEnv cpu = w;
+  cpu.device_kind = "cpu";
+  cpu.job_token.clear();
+  cpu.trainer_endpoints.clear();
+  export_env(cpu.to_env());
+  EXPECT_EQ(ParallelEnv::from_env(), cpu);
+  EXPECT_STREQ(std::getenv("FLAGS_selected_cpus"), "3");
+  EXPECT_STREQ(std::getenv("PADDLE_DISTRI_BACKEND"), "gloo");
+  EXPECT_EQ(std::getenv("CREW_JOB_TOKEN"), nullptr);
+  EXPECT_EQ(std::getenv("PADDLE_CURRENT_ENDPOINT"), nullptr);
+}
+
+TEST_F(ParallelEnvTest, ToEnvPaddleNamesAloneDescribeTheSameWorker) {
+  const ParallelEnv w = sample_worker();
+  for (const EnvVar& v : w.to_env()) {
+    if (v.name.rfind("CREW_", 0) != 0) ::setenv(v.name.c_str(), v.value.c_str(), 1);
+  }
+  const ParallelEnv p = ParallelEnv::from_env();
+  EXPECT_EQ(p.source, "paddle");
+  EXPECT_EQ(p.rank, w.rank);
+  EXPECT_EQ(p.world_size, w.world_size);
+  EXPECT_EQ(p.local_rank, w.local_rank);
+  EXPECT_EQ(p.local_world_size, w.local_world_size);
+  EXPECT_EQ(p.nnodes, w.nnodes);
+  EXPECT_EQ(p.device_id, w.device_id);
+  EXPECT_EQ(p.master_endpoint(), w.master_endpoint());
+  EXPECT_EQ(p.job_id, w.job_id);
+  EXPECT_EQ(p.trainer_endpoints, w.trainer_endpoints);
+}
+
+TEST(ApplyEnv, SetsAndUnsets) {
+  std::vector<std::string> env = {"KEEP=1", "CREW_JOB_TOKEN=outer", "CREW_RANK=9"};
+  apply_env({{"CREW_RANK", "2"}, {"CREW_JOB_TOKEN", ""}, {"NEW", "x"}}, &env);
+  EXPECT_EQ(env, (std::vector<std::string>{"KEEP=1", "CREW_RANK=2", "NEW=x"}));
+}
+
+TEST(NominalEndpoints, OnePerRankNodeMajorPortsWrap) {
+  EXPECT_EQ(nominal_endpoints({"a", "b"}, {2, 1}, 100),
+            (std::vector<std::string>{"a:101", "a:102", "b:103"}));
+  EXPECT_EQ(nominal_endpoints({"h"}, {2}, 65534), (std::vector<std::string>{"h:65535", "h:1024"}));
 }
 
 }  // namespace
