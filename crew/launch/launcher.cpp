@@ -125,7 +125,8 @@ int run_generation(Job& job, int generation, int restarts_left, SignalPipe& sign
   JobLayout layout;
   layout.job_id = o.job_id;
   layout.token = job.token;
-  layout.master = job.master_host + ":" + std::to_string(job.master_port);
+  layout.master_host = job.master_host;
+  layout.master_port = job.master_port;
   layout.nnodes = o.nnodes;
   layout.node_rank = node_rank;
   layout.world_size = m.world_size;
