@@ -62,7 +62,8 @@ void print_configuration(const LaunchOptions& o) {
   launch_info(kDashes);
 }
 
-// "Container rank 1 (pid 42) failed: exit code 3" and the log tail between Paddle's markers.
+// "Container rank 1 (pid 42) failed: exit code 3" and the log tail between
+// Paddle's markers.
 void report_failure(const Pod& pod, const PodOutcome& out, const std::vector<std::string>& command) {
   std::string cmd;
   for (const auto& c : command) cmd += (cmd.empty() ? "" : " ") + c;
@@ -90,12 +91,6 @@ struct Job {
   std::string log_dir;
   std::string token;  // the store's job token (generated on node 0 of a multi-node job)
 };
-
-// The message of a recorded failure, "<node> <exit code> <message>", without the numbers.
-std::string failure_message(const std::string& failure) {
-  std::string rest = failure.substr(failure.find(' ') + 1);
-  return rest.substr(rest.find(' ') + 1);
-}
 
 // A fresh secret: 128 bits from the OS, as 32 hex digits.
 std::string generate_token() {
@@ -167,7 +162,7 @@ int run_generation(Job& job, int generation, int restarts_left, SignalPipe& sign
 
   // Another node's failure (or silence) stops this node's pod too.
   Stopwatch since_beat;
-  std::string peer_failure;
+  std::optional<NodeFailure> peer_failure;
   auto abort = [&]() -> bool {
     if (o.nnodes == 1) return false;
     try {
@@ -176,14 +171,14 @@ int run_generation(Job& job, int generation, int restarts_left, SignalPipe& sign
         rdzv.heartbeat();
         for (int r : rdzv.silent_nodes(kSilentNodeTimeout)) {
           rdzv.mark_failed(
-              str_cat("1 node ", r, " stopped responding for ", kSilentNodeTimeout.count(), " ms"));
+              1, str_cat("node ", r, " stopped responding for ", kSilentNodeTimeout.count(), " ms"));
         }
       }
       if (auto f = rdzv.failure()) peer_failure = *f;
     } catch (const Error& e) {
-      peer_failure = str_cat(0, " 1 the store of node 0 is gone (", e.what(), ")");
+      peer_failure = NodeFailure{0, 1, str_cat("the store of node 0 is gone (", e.what(), ")")};
     }
-    return !peer_failure.empty();
+    return peer_failure.has_value();
   };
 
   PodOutcome out = pod.watch(signals, abort);
@@ -193,15 +188,15 @@ int run_generation(Job& job, int generation, int restarts_left, SignalPipe& sign
       launch_info("Pod completed");
       if (o.nnodes > 1) {
         rdzv.mark_done();
-        // Node 0 serves the store: it stays until every node finished or one failed.
+        // Node 0 serves the store: it stays until every node finished or one
+        // failed.
         while (node_rank == 0 && !rdzv.all_done() && !abort() && !signals.drain()) {
           ::usleep(20000);
         }
-        if (!peer_failure.empty())
-          launch_error("the job failed on another node: " + failure_message(peer_failure));
+        if (peer_failure) launch_error("the job failed on another node: " + peer_failure->message);
         if (int sig = signals.terminating_signal()) return 128 + sig;
       }
-      return peer_failure.empty() ? 0 : 1;
+      return peer_failure ? 1 : 0;
     case PodState::INTERRUPTED:
       launch_info(str_cat("Terminating with signal ", out.signal));
       pod.stop(o.grace_period, &signals, out.signal == SIGHUP ? SIGTERM : out.signal);
@@ -213,16 +208,15 @@ int run_generation(Job& job, int generation, int restarts_left, SignalPipe& sign
       if (o.nnodes > 1) {
         try {
           rdzv.mark_failed(
-              str_cat(code, " rank ", out.global_rank, " on node ", node_rank, ": ", out.status.describe()));
+              code, str_cat("rank ", out.global_rank, " on node ", node_rank, ": ", out.status.describe()));
         } catch (const Error& e) {
           launch_warning(str_cat("could not tell the other nodes: ", e.what()));
         }
       }
       break;
     case PodState::ABORTED: {
-      launch_error("stopping this node's workers: the job failed on another node: " +
-                   failure_message(peer_failure));
-      code = std::atoi(peer_failure.substr(peer_failure.find(' ') + 1).c_str());
+      launch_error("stopping this node's workers: the job failed on another node: " + peer_failure->message);
+      code = peer_failure->exit_code;
       if (code == 0) code = 1;
       break;
     }
@@ -241,7 +235,8 @@ int run_generation(Job& job, int generation, int restarts_left, SignalPipe& sign
 int run_launch(const LaunchOptions& o) {
   set_launch_log_level(parse_log_level(o.log_level));
   print_configuration(o);
-  ::signal(SIGPIPE, SIG_IGN);  // a vanished console or helper must not kill the launcher
+  ::signal(SIGPIPE,
+           SIG_IGN);  // a vanished console or helper must not kill the launcher
   Job job{o, {}, {}, {}, "", 0, "", nullptr, nullptr, "", o.token};
   try {
     job.command.push_back(dist::resolve_program(o.program));
@@ -259,16 +254,19 @@ int run_launch(const LaunchOptions& o) {
     job.master_host = "127.0.0.1";
     if (!o.master.empty()) parse_endpoint(o.master, &job.master_host, &job.master_port, "--master");
     if (o.nnodes == 1 && !is_loopback(job.master_host)) {
-      // A single-node job's store is reached by local workers only: never expose it.
+      // A single-node job's store is reached by local workers only: never
+      // expose it.
       launch_warning(str_cat("a single-node job serves its store on 127.0.0.1 only (not on ", job.master_host,
                              " of --master)"));
       job.master_host = "127.0.0.1";
     }
     if (o.nnodes > 1 && job.token.empty()) {
-      // The store of a multi-node job listens beyond this host: it admits only the job.
+      // The store of a multi-node job listens beyond this host: it admits only
+      // the job.
       CREW_CHECK(node_rank == 0, "launch (node ", node_rank,
                  "): a multi-node job's store requires the job token "
-                 "that node 0's launcher prints; pass --token TOKEN or set CREW_JOB_TOKEN");
+                 "that node 0's launcher prints; pass --token TOKEN or set "
+                 "CREW_JOB_TOKEN");
       job.token = generate_token();
       launch_info(str_cat("Job token: ", job.token, " (pass --token ", job.token,
                           " or CREW_JOB_TOKEN to the launchers of the other nodes)"));
@@ -278,7 +276,8 @@ int run_launch(const LaunchOptions& o) {
       CREW_CHECK(!is_loopback(job.node_host), "launch: node ", node_rank, " would announce loopback address ",
                  job.node_host, " to a multi-node job; pass --host");
     }
-    job.reaper = std::make_unique<GroupReaper>();  // before the store: it inherits no socket
+    job.reaper = std::make_unique<GroupReaper>();  // before the store: it
+                                                   // inherits no socket
     if (node_rank == 0) {
       job.store = JobStore::serve(job.master_host, job.master_port, job.token, kStoreTimeout);
       job.master_port = job.store->port();
