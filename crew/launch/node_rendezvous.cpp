@@ -26,7 +26,8 @@ std::optional<T> whole_number(std::string_view text) {
   return value;
 }
 
-// The words of `text` between single spaces (an empty word where two spaces meet).
+// The words of `text` between single spaces (an empty word where two spaces meet), at most
+// max_words: the last keeps the rest of the text, spaces and all.
 std::vector<std::string_view> words(std::string_view text, size_t max_words) {
   std::vector<std::string_view> out;
   while (out.size() + 1 < max_words) {
