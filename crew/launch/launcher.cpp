@@ -78,6 +78,8 @@ void report_failure(const Pod& pod, const PodOutcome& out, const std::vector<std
 }
 
 struct Job {
+  explicit Job(const LaunchOptions& o) : options(o), token(o.token) {}
+
   const LaunchOptions& options;
   DeviceInventory inventory;
   std::vector<WorkerSlot> slots;
@@ -91,12 +93,6 @@ struct Job {
   std::string token;  // the store's job token (generated on node 0 of a multi-node job)
 };
 
-// The message of a recorded failure, "<node> <exit code> <message>", without the numbers.
-std::string failure_message(const std::string& failure) {
-  std::string rest = failure.substr(failure.find(' ') + 1);
-  return rest.substr(rest.find(' ') + 1);
-}
-
 // A fresh secret: 128 bits from the OS, as 32 hex digits.
 std::string generate_token() {
   std::random_device rd;
@@ -109,13 +105,11 @@ std::string generate_token() {
   return hex;
 }
 
-// Runs one generation; returns the exit status, or -1 to restart.
-int run_generation(Job& job, int generation, int restarts_left, SignalPipe& signals) {
-  const LaunchOptions& o = job.options;
-  const int node_rank = std::max(0, o.rank);
-  NodeRendezvous rdzv(job.store->store(), o.job_id, generation, o.nnodes, node_rank);
-  Membership m = rdzv.join(job.node_host, static_cast<int>(job.slots.size()), o.rendezvous_timeout,
-                           [&] { return signals.drain() != 0; });
+// This node's rank (--rank is -1 when not given, on one node).
+int node_rank_of(const LaunchOptions& o) { return std::max(0, o.rank); }
+
+// What every worker of this generation shares.
+JobLayout job_layout(const Job& job, const Membership& m, int generation) {
   std::vector<std::string> hosts;
   std::vector<int> sizes;
   for (const auto& n : m.nodes) {
@@ -123,23 +117,29 @@ int run_generation(Job& job, int generation, int restarts_left, SignalPipe& sign
     sizes.push_back(n.nproc);
   }
   JobLayout layout;
-  layout.job_id = o.job_id;
+  layout.job_id = job.options.job_id;
   layout.token = job.token;
-  layout.master = job.master_host + ":" + std::to_string(job.master_port);
-  layout.nnodes = o.nnodes;
-  layout.node_rank = node_rank;
+  layout.master_host = job.master_host;
+  layout.master_port = job.master_port;
+  layout.nnodes = job.options.nnodes;
+  layout.node_rank = node_rank_of(job.options);
   layout.world_size = m.world_size;
   layout.rank_offset = m.rank_offset;
   layout.restart_count = generation;
   layout.device_kind = job.inventory.kind;
   layout.endpoints = nominal_endpoints(hosts, sizes, job.master_port);
   layout.log_dir = job.log_dir;
+  return layout;
+}
 
+// This node's workers for one generation: the command, the logs, each worker's environment.
+PodSpec pod_spec(const Job& job, const Membership& m, int generation) {
+  const JobLayout layout = job_layout(job, m, generation);
   PodSpec spec;
   spec.command = job.command;
   spec.log_dir = job.log_dir;
-  spec.log_overwrite = o.log_overwrite;
-  spec.console = o.log_ranks;
+  spec.log_overwrite = job.options.log_overwrite;
+  spec.console = job.options.log_ranks;
   const auto base_env = dist::current_environment();
   for (const WorkerSlot& s : job.slots) {
     WorkerSpec w;
@@ -149,82 +149,125 @@ int run_generation(Job& job, int generation, int restarts_left, SignalPipe& sign
     w.cpus = s.cpus;
     spec.workers.push_back(std::move(w));
   }
+  return spec;
+}
+
+void start_pod(const Job& job, Pod& pod, const Membership& m) {
   const std::string name = pod_name();
-  Pod pod(spec, job.reaper.get());
   launch_info(str_cat("Run Pod: ", name, ", replicas ", job.slots.size(), ", status ready"));
   pod.start();
   launch_info(str_cat("Watching Pod: ", name, ", replicas ", job.slots.size(), ", status running"));
   const auto pids = pod.pids();
   for (size_t i = 0; i < job.slots.size(); ++i) {
     std::string cpus;
-    for (int c : job.slots[i].cpus) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
+    for (int c : job.slots[i].cpus) {
+      if (!cpus.empty()) cpus += ',';
+      cpus += std::to_string(c);
+    }
     launch_log(LogLevel::DEBUG,
                str_cat("worker rank ", m.rank_offset + static_cast<int>(i), " pid ", pids[i], " device ",
                        job.slots[i].device_id, " cpus [", cpus, "] threads ", job.slots[i].num_threads,
                        " log ", pod.log_path(static_cast<int>(i))));
   }
+}
 
-  // Another node's failure (or silence) stops this node's pod too.
-  Stopwatch since_beat;
-  std::string peer_failure;
-  auto abort = [&]() -> bool {
-    if (o.nnodes == 1) return false;
+// While this node's pod runs: heartbeats to the other nodes, and whether one of them failed
+// (or fell silent, or node 0's store is gone), which stops this node's pod too.
+class PeerWatch {
+ public:
+  PeerWatch(NodeRendezvous& rdzv, int nnodes) : rdzv_(rdzv), multi_node_(nnodes > 1) {}
+
+  // True once the job failed elsewhere; failure() then says how.
+  bool failed() {
+    if (!multi_node_) return false;
     try {
-      if (since_beat.elapsed() > std::chrono::milliseconds(500)) {
-        since_beat.reset();
-        rdzv.heartbeat();
-        for (int r : rdzv.silent_nodes(kSilentNodeTimeout)) {
-          rdzv.mark_failed(
-              str_cat("1 node ", r, " stopped responding for ", kSilentNodeTimeout.count(), " ms"));
+      if (since_beat_.elapsed() > std::chrono::milliseconds(500)) {
+        since_beat_.reset();
+        rdzv_.heartbeat();
+        for (int r : rdzv_.silent_nodes(kSilentNodeTimeout)) {
+          rdzv_.mark_failed(
+              1, str_cat("node ", r, " stopped responding for ", kSilentNodeTimeout.count(), " ms"));
         }
       }
-      if (auto f = rdzv.failure()) peer_failure = *f;
+      if (auto f = rdzv_.failure()) failure_ = *f;
     } catch (const Error& e) {
-      peer_failure = str_cat(0, " 1 the store of node 0 is gone (", e.what(), ")");
+      failure_ = NodeFailure{0, 1, str_cat("the store of node 0 is gone (", e.what(), ")")};
     }
-    return !peer_failure.empty();
-  };
+    return failure_.has_value();
+  }
+  const std::optional<NodeFailure>& failure() const { return failure_; }
 
-  PodOutcome out = pod.watch(signals, abort);
+ private:
+  NodeRendezvous& rdzv_;
+  bool multi_node_;
+  Stopwatch since_beat_;
+  std::optional<NodeFailure> failure_;
+};
+
+// Every worker exited 0: on several nodes, wait for the others (node 0 serves their store).
+int finish_completed(const LaunchOptions& o, NodeRendezvous& rdzv, PeerWatch& peers, SignalPipe& signals) {
+  launch_info("Pod completed");
+  if (o.nnodes == 1) return 0;
+  rdzv.mark_done();
+  while (node_rank_of(o) == 0 && !rdzv.all_done() && !peers.failed() && !signals.drain()) {
+    ::usleep(20000);
+  }
+  if (peers.failure()) launch_error("the job failed on another node: " + peers.failure()->message);
+  if (int sig = signals.terminating_signal()) return 128 + sig;
+  return peers.failure() ? 1 : 0;
+}
+
+int finish_interrupted(const LaunchOptions& o, Pod& pod, const PodOutcome& out, SignalPipe& signals) {
+  launch_info(str_cat("Terminating with signal ", out.signal));
+  pod.stop(o.grace_period, &signals, out.signal == SIGHUP ? SIGTERM : out.signal);
+  launch_info(str_cat("Exit with signal ", out.signal));
+  return 128 + out.signal;
+}
+
+// A worker of this node failed: report it here and record it for the other nodes.
+int record_failure(const Job& job, const Pod& pod, const PodOutcome& out, NodeRendezvous& rdzv) {
+  report_failure(pod, out, job.command);
+  const int code = out.status.shell_code();
+  if (job.options.nnodes > 1) {
+    try {
+      rdzv.mark_failed(code, str_cat("rank ", out.global_rank, " on node ", node_rank_of(job.options), ": ",
+                                     out.status.describe()));
+    } catch (const Error& e) {
+      launch_warning(str_cat("could not tell the other nodes: ", e.what()));
+    }
+  }
+  return code;
+}
+
+// Another node failed: this node exits with that node's code.
+int peer_failure_code(const PeerWatch& peers) {
+  const NodeFailure f = peers.failure().value_or(NodeFailure{});
+  launch_error("stopping this node's workers: the job failed on another node: " + f.message);
+  return f.exit_code == 0 ? 1 : f.exit_code;
+}
+
+// Runs one generation; returns the exit status, or -1 to restart.
+int run_generation(Job& job, int generation, int restarts_left, SignalPipe& signals) {
+  const LaunchOptions& o = job.options;
+  NodeRendezvous rdzv(job.store->store(), o.job_id, generation, o.nnodes, node_rank_of(o));
+  const Membership m = rdzv.join(job.node_host, static_cast<int>(job.slots.size()), o.rendezvous_timeout,
+                                 [&] { return signals.drain() != 0; });
+  Pod pod(pod_spec(job, m, generation), job.reaper.get());
+  start_pod(job, pod, m);
+  PeerWatch peers(rdzv, o.nnodes);
+  const PodOutcome out = pod.watch(signals, [&] { return peers.failed(); });
   int code = 0;
   switch (out.state) {
     case PodState::COMPLETED:
-      launch_info("Pod completed");
-      if (o.nnodes > 1) {
-        rdzv.mark_done();
-        // Node 0 serves the store: it stays until every node finished or one failed.
-        while (node_rank == 0 && !rdzv.all_done() && !abort() && !signals.drain()) {
-          ::usleep(20000);
-        }
-        if (!peer_failure.empty())
-          launch_error("the job failed on another node: " + failure_message(peer_failure));
-        if (int sig = signals.terminating_signal()) return 128 + sig;
-      }
-      return peer_failure.empty() ? 0 : 1;
+      return finish_completed(o, rdzv, peers, signals);
     case PodState::INTERRUPTED:
-      launch_info(str_cat("Terminating with signal ", out.signal));
-      pod.stop(o.grace_period, &signals, out.signal == SIGHUP ? SIGTERM : out.signal);
-      launch_info(str_cat("Exit with signal ", out.signal));
-      return 128 + out.signal;
+      return finish_interrupted(o, pod, out, signals);
     case PodState::FAILED:
-      report_failure(pod, out, job.command);
-      code = out.status.shell_code();
-      if (o.nnodes > 1) {
-        try {
-          rdzv.mark_failed(
-              str_cat(code, " rank ", out.global_rank, " on node ", node_rank, ": ", out.status.describe()));
-        } catch (const Error& e) {
-          launch_warning(str_cat("could not tell the other nodes: ", e.what()));
-        }
-      }
+      code = record_failure(job, pod, out, rdzv);
       break;
-    case PodState::ABORTED: {
-      launch_error("stopping this node's workers: the job failed on another node: " +
-                   failure_message(peer_failure));
-      code = std::atoi(peer_failure.substr(peer_failure.find(' ') + 1).c_str());
-      if (code == 0) code = 1;
+    case PodState::ABORTED:
+      code = peer_failure_code(peers);
       break;
-    }
   }
   pod.stop(o.grace_period);
   if (restarts_left > 0) {
@@ -235,13 +278,77 @@ int run_generation(Job& job, int generation, int restarts_left, SignalPipe& sign
   return code;
 }
 
+// Where the job's store is: --master, on 127.0.0.1 for a single-node job whatever it names.
+void choose_master(Job& job) {
+  const LaunchOptions& o = job.options;
+  job.master_host = "127.0.0.1";
+  if (!o.master.empty()) parse_endpoint(o.master, &job.master_host, &job.master_port, "--master");
+  if (o.nnodes == 1 && !is_loopback(job.master_host)) {
+    // A single-node job's store is reached by local workers only: never expose it.
+    launch_warning(str_cat("a single-node job serves its store on 127.0.0.1 only (not on ", job.master_host,
+                           " of --master)"));
+    job.master_host = "127.0.0.1";
+  }
+}
+
+// The store of a multi-node job listens beyond this host: it admits only the job, so node 0
+// generates a token when none is given and the other nodes must have it.
+void choose_token(Job& job) {
+  const LaunchOptions& o = job.options;
+  if (o.nnodes == 1 || !job.token.empty()) return;
+  CREW_CHECK(node_rank_of(o) == 0, "launch (node ", node_rank_of(o),
+             "): a multi-node job's store requires the job token "
+             "that node 0's launcher prints; pass --token TOKEN or set CREW_JOB_TOKEN");
+  job.token = generate_token();
+  launch_info(str_cat("Job token: ", job.token, " (pass --token ", job.token,
+                      " or CREW_JOB_TOKEN to the launchers of the other nodes)"));
+}
+
+// This node's address as the other nodes reach it.
+void choose_node_host(Job& job) {
+  const LaunchOptions& o = job.options;
+  job.node_host = !o.host.empty() ? o.host : local_address_towards(job.master_host);
+  if (o.nnodes > 1 && !is_loopback(job.master_host)) {
+    CREW_CHECK(!is_loopback(job.node_host), "launch: node ", node_rank_of(o),
+               " would announce loopback address ", job.node_host, " to a multi-node job; pass --host");
+  }
+}
+
+// Node 0 serves the job's store, the others connect to it.
+void open_store(Job& job) {
+  const LaunchOptions& o = job.options;
+  job.reaper = std::make_unique<GroupReaper>();  // before the store: it inherits no socket
+  if (node_rank_of(o) == 0) {
+    job.store = JobStore::serve(job.master_host, job.master_port, job.token, kStoreTimeout);
+    job.master_port = job.store->port();
+  } else {
+    job.store = JobStore::connect(job.master_host, job.master_port, job.token, o.rendezvous_timeout);
+  }
+  launch_info(str_cat("Job: ", o.job_id, ", mode collective, replicas ", job.slots.size(), "[", o.nnodes,
+                      " node", o.nnodes > 1 ? "s" : "", "], devices ", to_string(job.inventory.kind),
+                      ", store ", job.master_host, ":", job.master_port,
+                      node_rank_of(o) == 0 ? " (served by this launcher)" : ""));
+}
+
+void prepare_job(Job& job) {
+  const LaunchOptions& o = job.options;
+  job.inventory = detect_devices();
+  job.slots = plan_workers(job.inventory, o.devices, o.nproc_per_node, o.cpu_affinity);
+  make_dirs(o.log_dir);
+  job.log_dir = absolute(o.log_dir);
+  choose_master(job);
+  choose_token(job);
+  choose_node_host(job);
+  open_store(job);
+}
+
 }  // namespace
 
 int run_launch(const LaunchOptions& o) {
   set_launch_log_level(parse_log_level(o.log_level));
   print_configuration(o);
   ::signal(SIGPIPE, SIG_IGN);  // a vanished console or helper must not kill the launcher
-  Job job{o, {}, {}, {}, "", 0, "", nullptr, nullptr, "", o.token};
+  Job job(o);
   try {
     job.command.push_back(dist::resolve_program(o.program));
   } catch (const SpawnError& e) {
@@ -250,44 +357,7 @@ int run_launch(const LaunchOptions& o) {
   }
   job.command.insert(job.command.end(), o.program_args.begin(), o.program_args.end());
   try {
-    job.inventory = detect_devices();
-    job.slots = plan_workers(job.inventory, o.devices, o.nproc_per_node, o.cpu_affinity);
-    make_dirs(o.log_dir);
-    job.log_dir = absolute(o.log_dir);
-    const int node_rank = std::max(0, o.rank);
-    job.master_host = "127.0.0.1";
-    if (!o.master.empty()) parse_endpoint(o.master, &job.master_host, &job.master_port, "--master");
-    if (o.nnodes == 1 && !is_loopback(job.master_host)) {
-      // A single-node job's store is reached by local workers only: never expose it.
-      launch_warning(str_cat("a single-node job serves its store on 127.0.0.1 only (not on ", job.master_host,
-                             " of --master)"));
-      job.master_host = "127.0.0.1";
-    }
-    if (o.nnodes > 1 && job.token.empty()) {
-      // The store of a multi-node job listens beyond this host: it admits only the job.
-      CREW_CHECK(node_rank == 0, "launch (node ", node_rank,
-                 "): a multi-node job's store requires the job token "
-                 "that node 0's launcher prints; pass --token TOKEN or set CREW_JOB_TOKEN");
-      job.token = generate_token();
-      launch_info(str_cat("Job token: ", job.token, " (pass --token ", job.token,
-                          " or CREW_JOB_TOKEN to the launchers of the other nodes)"));
-    }
-    job.node_host = !o.host.empty() ? o.host : local_address_towards(job.master_host);
-    if (o.nnodes > 1 && !is_loopback(job.master_host)) {
-      CREW_CHECK(!is_loopback(job.node_host), "launch: node ", node_rank, " would announce loopback address ",
-                 job.node_host, " to a multi-node job; pass --host");
-    }
-    job.reaper = std::make_unique<GroupReaper>();  // before the store: it inherits no socket
-    if (node_rank == 0) {
-      job.store = JobStore::serve(job.master_host, job.master_port, job.token, kStoreTimeout);
-      job.master_port = job.store->port();
-    } else {
-      job.store = JobStore::connect(job.master_host, job.master_port, job.token, o.rendezvous_timeout);
-    }
-    launch_info(str_cat("Job: ", o.job_id, ", mode collective, replicas ", job.slots.size(), "[", o.nnodes,
-                        " node", o.nnodes > 1 ? "s" : "", "], devices ", to_string(job.inventory.kind),
-                        ", store ", job.master_host, ":", job.master_port,
-                        node_rank == 0 ? " (served by this launcher)" : ""));
+    prepare_job(job);
     SignalPipe signals;
     int code = -1;
     for (int generation = 0; code < 0; ++generation) {

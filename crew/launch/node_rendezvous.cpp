@@ -2,14 +2,68 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <random>
-#include <sstream>
+#include <string_view>
 #include <thread>
+#include <type_traits>
 
 #include "crew/core/check.h"
 #include "crew/core/timer.h"
 
 namespace crew::launch {
+namespace {
+
+// `text` as a whole decimal number >= 0 of type T.
+template <typename T>
+std::optional<T> whole_number(std::string_view text) {
+  T value{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  if constexpr (std::is_signed_v<T>) {
+    if (value < 0) return std::nullopt;
+  }
+  return value;
+}
+
+// The words of `text` between single spaces (an empty word where two spaces meet), at most
+// max_words: the last keeps the rest of the text, spaces and all.
+std::vector<std::string_view> words(std::string_view text, size_t max_words) {
+  std::vector<std::string_view> out;
+  while (out.size() + 1 < max_words) {
+    const size_t space = text.find(' ');
+    if (space == std::string_view::npos) break;
+    out.push_back(text.substr(0, space));
+    text.remove_prefix(space + 1);
+  }
+  out.push_back(text);
+  return out;
+}
+
+}  // namespace
+
+std::string NodeClaim::encode() const { return str_cat(nproc, " ", host, " pid ", pid, " #", nonce); }
+
+std::optional<NodeClaim> NodeClaim::decode(const std::string& text) {
+  const auto w = words(text, 5);
+  if (w.size() != 5 || w[1].empty() || w[2] != "pid" || w[4].substr(0, 1) != "#") return std::nullopt;
+  const auto nproc = whole_number<int>(w[0]);
+  const auto pid = whole_number<int>(w[3]);
+  const auto nonce = whole_number<uint32_t>(w[4].substr(1));
+  if (!nproc || *nproc < 1 || !pid || !nonce) return std::nullopt;
+  return NodeClaim{*nproc, std::string(w[1]), *pid, *nonce};
+}
+
+std::string NodeFailure::encode() const { return str_cat(node, " ", exit_code, " ", message); }
+
+std::optional<NodeFailure> NodeFailure::decode(const std::string& text) {
+  const auto w = words(text, 3);
+  if (w.size() != 3) return std::nullopt;
+  const auto node = whole_number<int>(w[0]);
+  const auto code = whole_number<int>(w[1]);
+  if (!node || !code) return std::nullopt;
+  return NodeFailure{*node, *code, std::string(w[2])};
+}
 
 NodeRendezvous::NodeRendezvous(dist::Store& store, std::string job_id, int generation, int nnodes,
                                int node_rank)
@@ -24,33 +78,39 @@ std::string NodeRendezvous::key(const std::string& name) const { return prefix_ 
 
 Membership NodeRendezvous::join(const std::string& host, int nproc, std::chrono::milliseconds timeout,
                                 const std::function<bool()>& interrupted) {
+  claim(host, nproc);
+  wait_for_nodes(timeout, interrupted);
+  return read_membership();
+}
+
+void NodeRendezvous::claim(const std::string& host, int nproc) {
   // Claimed, not set: a second launcher started with the same --rank fails naming both, and
   // tells the others through `failed` so that nobody waits for the timeout.
   std::random_device rd;
-  const std::string entry = str_cat(nproc, " ", host, " pid ", ::getpid(), " #", rd());
-  const std::string mine = key("node/" + std::to_string(node_rank_));
-  auto held = store_.compare_set(mine, {}, std::vector<uint8_t>(entry.begin(), entry.end()));
-  if (std::string(held.begin(), held.end()) != entry) {
-    std::istringstream is(std::string(held.begin(), held.end()));
-    int their_nproc = 0;
-    std::string their_host, word, their_pid;
-    is >> their_nproc >> their_host >> word >> their_pid;
-    const std::string message = str_cat(
-        "launch (node ", node_rank_, "): node rank ", node_rank_, " is claimed twice: by the launcher on ",
-        their_host, " (pid ", their_pid, ", ", their_nproc, " workers) and by this one on ", host, " (pid ",
-        ::getpid(), ", ", nproc, " workers); give each node its own --rank");
-    mark_failed(str_cat(1, " ", message));
-    CREW_THROW(ValueError, message);
-  }
+  const NodeClaim mine{nproc, host, static_cast<int>(::getpid()), rd()};
+  const std::string entry = mine.encode();
+  auto held = store_.compare_set(key("node/" + std::to_string(node_rank_)), {},
+                                 std::vector<uint8_t>(entry.begin(), entry.end()));
+  if (std::string(held.begin(), held.end()) == entry) return;
+  const NodeClaim theirs = NodeClaim::decode(std::string(held.begin(), held.end())).value_or(NodeClaim{});
+  const std::string message = str_cat(
+      "launch (node ", node_rank_, "): node rank ", node_rank_, " is claimed twice: by the launcher on ",
+      theirs.host, " (pid ", theirs.pid, ", ", theirs.nproc, " workers) and by this one on ", host, " (pid ",
+      mine.pid, ", ", nproc, " workers); give each node its own --rank");
+  mark_failed(1, message);
+  CREW_THROW(ValueError, message);
+}
+
+void NodeRendezvous::wait_for_nodes(std::chrono::milliseconds timeout,
+                                    const std::function<bool()>& interrupted) {
   std::vector<std::string> keys;
   for (int r = 0; r < nnodes_; ++r) keys.push_back(key("node/" + std::to_string(r)));
   // Polled rather than one blocking wait, so a signal to the launcher is seen at once.
   Deadline deadline(timeout);
   while (!store_.check(keys)) {
     if (auto f = failure()) {
-      std::string why = f->substr(f->find(' ') + 1);  // "<node> <exit code> <message>"
-      why = why.substr(why.find(' ') + 1);
-      CREW_THROW(StateError, "launch (node ", node_rank_, "): the job failed before it started: ", why);
+      CREW_THROW(StateError, "launch (node ", node_rank_,
+                 "): the job failed before it started: ", f->message);
     }
     if (interrupted && interrupted()) {
       CREW_THROW(StateError, "launch (node ", node_rank_, "): interrupted while waiting for the other nodes");
@@ -66,17 +126,16 @@ Membership NodeRendezvous::join(const std::string& host, int nproc, std::chrono:
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+}
+
+Membership NodeRendezvous::read_membership() {
   Membership m;
   for (int r = 0; r < nnodes_; ++r) {
-    std::istringstream is(store_.get_string(keys[static_cast<size_t>(r)]));
-    NodeInfo n;
-    n.node_rank = r;
-    is >> n.nproc >> n.host;
-    CREW_CHECK_T(StoreError, n.nproc > 0 && !n.host.empty(), "launch: node ", r,
-                 " registered a malformed entry");
-    if (r < node_rank_) m.rank_offset += n.nproc;
-    m.world_size += n.nproc;
-    m.nodes.push_back(n);
+    const auto claim = NodeClaim::decode(store_.get_string(key("node/" + std::to_string(r))));
+    CREW_CHECK_T(StoreError, claim.has_value(), "launch: node ", r, " registered a malformed entry");
+    if (r < node_rank_) m.rank_offset += claim->nproc;
+    m.world_size += claim->nproc;
+    m.nodes.push_back(NodeInfo{r, claim->nproc, claim->host});
   }
   return m;
 }
@@ -89,16 +148,16 @@ bool NodeRendezvous::all_done() {
   return store_.check(keys);
 }
 
-void NodeRendezvous::mark_failed(const std::string& message) {
-  store_.compare_set(key("failed"), {}, [&] {
-    std::string v = std::to_string(node_rank_) + " " + message;
-    return std::vector<uint8_t>(v.begin(), v.end());
-  }());
+void NodeRendezvous::mark_failed(int exit_code, const std::string& message) {
+  const std::string record = NodeFailure{node_rank_, exit_code, message}.encode();
+  store_.compare_set(key("failed"), {}, std::vector<uint8_t>(record.begin(), record.end()));
 }
 
-std::optional<std::string> NodeRendezvous::failure() {
+std::optional<NodeFailure> NodeRendezvous::failure() {
   if (!store_.check({key("failed")})) return std::nullopt;
-  return store_.get_string(key("failed"));
+  const std::string record = store_.get_string(key("failed"));
+  return NodeFailure::decode(record).value_or(
+      NodeFailure{-1, 1, "unreadable failure record '" + record + "'"});
 }
 
 void NodeRendezvous::heartbeat() { store_.add(key("alive/" + std::to_string(node_rank_)), 1); }

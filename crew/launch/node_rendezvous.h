@@ -3,9 +3,13 @@
 // hosts, agree on the membership (and so the world size and each node's rank offset) before
 // any worker starts, and tell each other when their pod finished or failed.
 //
-// Keys, all under "crew.launch/<job_id>/<generation>/": node/<r> = "<nproc> <host>",
-// done/<r> = "1", failed = "<node> <message>", alive/<r> = heartbeat counter.
+// Keys, all under "crew.launch/<job_id>/<generation>/":
+//   node/<r>   NodeClaim::encode():   "<nproc> <host> pid <pid> #<nonce>"
+//   done/<r>   "1" once node r's workers all completed
+//   failed     NodeFailure::encode(): "<node> <exit code> <message>", the job's first failure
+//   alive/<r>  node r's heartbeat counter
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -14,6 +18,34 @@
 #include "crew/distributed/store/store.h"
 
 namespace crew::launch {
+
+// What a launcher registers for its node: the worker count and address, and who it is.
+struct NodeClaim {
+  int nproc = 0;
+  std::string host;
+  int pid = 0;
+  uint32_t nonce = 0;  // tells apart two launchers that claim one rank from one pid number
+
+  // "<nproc> <host> pid <pid> #<nonce>".
+  std::string encode() const;
+  // nullopt unless `text` has that form (nproc >= 1, a host without spaces).
+  static std::optional<NodeClaim> decode(const std::string& text);
+  bool operator==(const NodeClaim&) const = default;
+};
+
+// A node's failure as recorded for the whole job: the node, the exit code every launcher
+// exits with, and what happened.
+struct NodeFailure {
+  int node = 0;
+  int exit_code = 1;
+  std::string message;  // may contain spaces
+
+  // "<node> <exit code> <message>".
+  std::string encode() const;
+  // nullopt unless `text` is "<node> <exit code> <message>" with two decimal numbers >= 0.
+  static std::optional<NodeFailure> decode(const std::string& text);
+  bool operator==(const NodeFailure&) const = default;
+};
 
 struct NodeInfo {
   int node_rank = 0;
@@ -39,10 +71,11 @@ class NodeRendezvous {
   void mark_done();
   // True once every node marked done.
   bool all_done();
-  // Records the job's first failure (kept if another node failed first).
-  void mark_failed(const std::string& message);
-  // The failure some node recorded, if any.
-  std::optional<std::string> failure();
+  // Records the job's first failure, as this node's (kept if another node failed first).
+  void mark_failed(int exit_code, const std::string& message);
+  // The failure some node recorded, if any. A record that does not decode is still a
+  // failure: node -1, exit code 1, the raw record in the message.
+  std::optional<NodeFailure> failure();
   // Bumps this node's heartbeat counter.
   void heartbeat();
   // Node ranks whose heartbeat has not moved for `stale` (tracked between calls).
@@ -50,6 +83,10 @@ class NodeRendezvous {
 
  private:
   std::string key(const std::string& name) const;
+  // Claims node/<node_rank>; a rank claimed by another launcher fails the job.
+  void claim(const std::string& host, int nproc);
+  void wait_for_nodes(std::chrono::milliseconds timeout, const std::function<bool()>& interrupted);
+  Membership read_membership();
 
   dist::Store& store_;
   std::string prefix_;

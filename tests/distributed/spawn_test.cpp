@@ -45,6 +45,20 @@ void exit_with_code() { std::exit(ParallelEnv::from_env().rank == 1 ? 4 : 0); }
 
 void sleep_long() { ::sleep(30); }
 
+// Where the child's environment differs from its ParallelEnv's to_env() ("" = nowhere).
+std::string env_mismatches() {
+  const ParallelEnv env = ParallelEnv::from_env();
+  std::string out = env.source == "crew" ? "" : "source " + env.source + "; ";
+  if (!env.job_token.empty()) out += "inherited the job token; ";
+  for (const EnvVar& v : env.to_env()) {
+    const char* have = std::getenv(v.name.c_str());
+    if (v.value.empty() ? have != nullptr : (!have || have != v.value)) {
+      out += v.name + "=" + (have ? have : "(unset)") + " not '" + v.value + "'; ";
+    }
+  }
+  return out;
+}
+
 // Every child meets the others in the store the parent serves.
 std::string store_round_trip() {
   ParallelEnv env = ParallelEnv::from_env();
@@ -65,6 +79,14 @@ TEST(Spawn, ChildrenRunTheFunctionWithTheirEnvironment) {
   EXPECT_EQ(r1.rfind("hi tag=7 rank=1/2 dev=3 hosted=1 master=127.0.0.1:", 0), 0u) << r1;
   EXPECT_NE(r0.find("child=yes"), std::string::npos);
   EXPECT_FALSE(is_spawned_child());
+}
+
+TEST(Spawn, ChildrenGetTheLaunchersParallelVariables) {
+  ::setenv("CREW_JOB_TOKEN", "an-enclosing-jobs-secret", 1);
+  SpawnContext ctx = spawn(env_mismatches, SpawnOptions{.nprocs = 2});
+  ::unsetenv("CREW_JOB_TOKEN");
+  EXPECT_EQ(ctx.result<std::string>(0), "");
+  EXPECT_EQ(ctx.result<std::string>(1), "");
 }
 
 TEST(Spawn, ResultsOfEachRankComeBack) {

@@ -17,6 +17,7 @@
 
 #include "crew/core/check.h"
 #include "crew/core/env.h"
+#include "crew/core/parallel_env.h"
 #include "crew/core/spawn_process.h"
 #include "crew/core/timer.h"
 #include "crew/distributed/spawn/spawn_store.h"
@@ -220,88 +221,112 @@ bool SpawnContext::join(std::optional<std::chrono::milliseconds> timeout) {
   }
 }
 
+namespace {
+
+// What start_spawn hands every child.
+struct SpawnPlan {
+  std::vector<std::string> base_env;  // the parent's environment
+  std::vector<std::string> argv;      // the parent's, run again by each child
+  std::vector<int> devices;           // one per child
+  int store_port = 0;                 // of the store the parent serves
+  int threads = 1;                    // CREW_NUM_THREADS / OMP_NUM_THREADS unless the parent sets them
+  std::string job_id;
+  std::string entry;  // "<entry offset>,<fn offset>" (kSpawnEntryVar)
+};
+
+void check_spawnable(detail::SpawnEntry entry, void* fn) {
+  CREW_CHECK_T(StateError, !is_spawned_child(),
+               "spawn: called from a spawned child (nested spawn is not supported)");
+  const void* exe = object_base(reinterpret_cast<const void*>(&detail::spawn_anchor));
+  CREW_CHECK(object_base(fn) == exe && object_base(reinterpret_cast<const void*>(entry)) == exe,
+             "spawn: the function must be defined in the executable itself, not in a shared library");
+}
+
+// Everything but the store's port, which start_spawn fills in.
+SpawnPlan make_plan(const SpawnOptions& o, detail::SpawnEntry entry, void* fn) {
+  SpawnPlan plan;
+  plan.devices = choose_devices(o);
+  const int n = static_cast<int>(plan.devices.size());
+  plan.base_env = current_environment();
+  plan.argv = self_argv();
+  plan.threads = std::max(1, usable_cores() / n);
+  plan.job_id = o.job_id;
+  plan.entry =
+      std::to_string(offset_of(reinterpret_cast<const void*>(entry))) + "," + std::to_string(offset_of(fn));
+  return plan;
+}
+
+// Child `rank` of a one-node job whose store the parent serves.
+ParallelEnv child_parallel_env(const SpawnPlan& plan, int rank) {
+  ParallelEnv c;
+  c.source = "crew";
+  c.rank = rank;
+  c.world_size = static_cast<int>(plan.devices.size());
+  c.local_rank = rank;
+  c.local_world_size = c.world_size;
+  c.device_id = plan.devices[static_cast<size_t>(rank)];
+  c.master_addr = "127.0.0.1";
+  c.master_port = plan.store_port;
+  c.job_id = plan.job_id;
+  c.trainer_endpoints = nominal_endpoints({c.master_addr}, {c.world_size}, plan.store_port);
+  return c;  // no job token: an enclosing job's secret is not this store's
+}
+
+std::vector<std::string> child_environment(const SpawnPlan& plan, int rank, int fd) {
+  std::vector<std::string> env = plan.base_env;
+  apply_env(child_parallel_env(plan, rank).to_env(), &env);
+  auto set = [&](const char* k, const std::string& v) { set_env_entry(&env, k, v); };
+  set("CREW_STORE_HOSTED", "1");
+  if (!env::get("CREW_NUM_THREADS")) set("CREW_NUM_THREADS", std::to_string(plan.threads));
+  if (!env::get("OMP_NUM_THREADS")) set("OMP_NUM_THREADS", std::to_string(plan.threads));
+  set(detail::kSpawnChildVar, std::to_string(rank));
+  set(detail::kSpawnEntryVar, plan.entry);
+  set(detail::kSpawnFdVar, std::to_string(fd));
+  return env;
+}
+
+// Starts child `rank` and sends it the encoded arguments over its socket.
+void start_child(SpawnContext::State& state, const SpawnPlan& plan, int rank, const std::string& args) {
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    CREW_THROW(SpawnError, errno_message("spawn: socketpair"));
+  }
+  state.sockets.push_back(pair[0]);
+  state.inbox.emplace_back();
+  ChildOptions co;
+  co.path = "/proc/self/exe";
+  co.argv = plan.argv;
+  co.env = child_environment(plan, rank, pair[1]);
+  co.keep_fds = {pair[1]};
+  try {
+    state.children.push_back(ChildProcess::start(co));
+  } catch (...) {
+    ::close(pair[1]);
+    throw;  // ~State stops the children started so far
+  }
+  ::close(pair[1]);
+  uint64_t size = args.size();
+  detail::spawn_write_exact(pair[0], &size, sizeof(size));
+  detail::spawn_write_exact(pair[0], args.data(), args.size());
+}
+
+}  // namespace
+
 namespace detail {
 
 SpawnContext start_spawn(SpawnEntry entry, void* fn, std::string args, const SpawnOptions& o) {
-  CREW_CHECK_T(StateError, !is_spawned_child(),
-               "spawn: called from a spawned child (nested spawn is not supported)");
-  const void* exe = object_base(reinterpret_cast<const void*>(&spawn_anchor));
-  CREW_CHECK(object_base(fn) == exe && object_base(reinterpret_cast<const void*>(entry)) == exe,
-             "spawn: the function must be defined in the executable itself, not in a shared library");
-  const std::vector<int> devices = choose_devices(o);
-  const int n = static_cast<int>(devices.size());
-
+  check_spawnable(entry, fn);
+  SpawnPlan plan = make_plan(o, entry, fn);
   auto state = std::make_unique<SpawnContext::State>();
   state->grace = o.grace_period;
   state->store = std::make_unique<SpawnStoreServer>();
-  const std::string master = "127.0.0.1:" + std::to_string(state->store->port());
-  std::string endpoints;
-  for (int r = 0; r < n; ++r) {
-    endpoints += (r ? "," : "") + std::string("127.0.0.1:") + std::to_string(state->store->port() + 1 + r);
-  }
-  const auto base = current_environment();
-  const int threads = std::max(1, usable_cores() / n);
-  const std::vector<std::string> argv = self_argv();
-  const std::string entry_text =
-      std::to_string(offset_of(reinterpret_cast<const void*>(entry))) + "," + std::to_string(offset_of(fn));
-  for (int r = 0; r < n; ++r) {
-    int pair[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
-      CREW_THROW(SpawnError, errno_message("spawn: socketpair"));
-    }
-    state->sockets.push_back(pair[0]);
-    state->inbox.emplace_back();
-    std::vector<std::string> env = base;
-    auto set = [&](const char* k, const std::string& v) { set_env_entry(&env, k, v); };
-    const std::string rank = std::to_string(r);
-    const std::string world = std::to_string(n);
-    set("CREW_RANK", rank);
-    set("CREW_WORLD_SIZE", world);
-    set("CREW_LOCAL_RANK", rank);
-    set("CREW_LOCAL_WORLD_SIZE", world);
-    set("CREW_NODE_RANK", "0");
-    set("CREW_NNODES", "1");
-    set("CREW_MASTER", master);
-    set("CREW_STORE_HOSTED", "1");
-    set("CREW_DEVICE_ID", std::to_string(devices[static_cast<size_t>(r)]));
-    set("CREW_DEVICE_KIND", "cpu");
-    set("CREW_JOB_ID", o.job_id);
-    set("CREW_RESTART_COUNT", "0");
-    unset_env_entry(&env, "CREW_JOB_TOKEN");  // an enclosing job's secret is not this store's
-    if (!env::get("CREW_NUM_THREADS")) set("CREW_NUM_THREADS", std::to_string(threads));
-    if (!env::get("OMP_NUM_THREADS")) set("OMP_NUM_THREADS", std::to_string(threads));
-    set("PADDLE_TRAINER_ID", rank);
-    set("PADDLE_TRAINERS_NUM", world);
-    set("PADDLE_MASTER", master);
-    set("PADDLE_CURRENT_ENDPOINT", "127.0.0.1:" + std::to_string(state->store->port() + 1 + r));
-    set("PADDLE_TRAINER_ENDPOINTS", endpoints);
-    set("FLAGS_selected_cpus", std::to_string(devices[static_cast<size_t>(r)]));
-    set("PADDLE_DISTRI_BACKEND", "gloo");
-    set(detail::kSpawnChildVar, rank);
-    set(detail::kSpawnEntryVar, entry_text);
-    set(detail::kSpawnFdVar, std::to_string(pair[1]));
-    ChildOptions co;
-    co.path = "/proc/self/exe";
-    co.argv = argv;
-    co.env = std::move(env);
-    co.keep_fds = {pair[1]};
-    try {
-      state->children.push_back(ChildProcess::start(co));
-    } catch (...) {
-      ::close(pair[1]);
-      throw;  // ~State stops the children started so far
-    }
-    ::close(pair[1]);
-    uint64_t size = args.size();
-    detail::spawn_write_exact(pair[0], &size, sizeof(size));
-    detail::spawn_write_exact(pair[0], args.data(), args.size());
-  }
+  plan.store_port = state->store->port();
+  const int n = static_cast<int>(plan.devices.size());
+  for (int r = 0; r < n; ++r) start_child(*state, plan, r, args);
   SpawnContext context(std::move(state));
-  if (o.join) {
-    if (!context.join(o.timeout)) {
-      CREW_THROW(TimeoutError, "spawn: the ", n, " processes did not finish within ", o.timeout->count(),
-                 " ms; stopped them");
-    }
+  if (o.join && !context.join(o.timeout)) {
+    CREW_THROW(TimeoutError, "spawn: the ", n, " processes did not finish within ", o.timeout->count(),
+               " ms; stopped them");
   }
   return context;
 }
