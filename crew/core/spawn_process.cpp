@@ -85,25 +85,67 @@ void child_report_errno(int fd, int err) {
   (void)ignored;
 }
 
+// Everything the child touches, prepared before fork: the child allocates nothing.
+struct ExecPlan {
+  std::string path;
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+  cpu_set_t cpus;
+  sigset_t empty_mask;
+
+  explicit ExecPlan(const ChildOptions& options)
+      : path(options.path.empty() ? resolve_program(options.argv[0]) : options.path) {
+    for (const auto& a : options.argv) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    for (const auto& e : options.env) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+    CPU_ZERO(&cpus);
+    for (int c : options.cpus) CPU_SET(c, &cpus);
+    sigemptyset(&empty_mask);
+  }
+};
+
+// The forked child: async-signal-safe calls only. Reports errno on err_fd if exec fails.
+[[noreturn]] void exec_child(const ExecPlan& plan, const ChildOptions& options, int err_fd, pid_t parent) {
+  if (options.new_process_group) ::setpgid(0, 0);
+  if (options.die_with_parent) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(128 + SIGKILL);  // the parent died before prctl
+  }
+  if (!options.cpus.empty()) ::sched_setaffinity(0, sizeof(plan.cpus), &plan.cpus);
+  for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGHUP, SIGQUIT}) ::signal(sig, SIG_DFL);
+  ::sigprocmask(SIG_SETMASK, &plan.empty_mask, nullptr);
+  const int redirects[][2] = {{options.stdout_fd, 1}, {options.stderr_fd, 2}};
+  for (const auto& [from, to] : redirects) {
+    if (from >= 0 && ::dup2(from, to) < 0) {
+      child_report_errno(err_fd, errno);
+      ::_exit(127);
+    }
+  }
+  for (int fd : options.keep_fds) {
+    int flags = ::fcntl(fd, F_GETFD);
+    if (flags >= 0) ::fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC);
+  }
+  ::execve(plan.path.c_str(), plan.argv.data(), plan.envp.data());
+  child_report_errno(err_fd, errno);
+  ::_exit(127);
+}
+
+// The child's exec errno from the close-on-exec pipe, or 0 when exec succeeded (EOF).
+int read_exec_errno(int fd) {
+  int child_errno = 0;
+  ssize_t n;
+  do {
+    n = ::read(fd, &child_errno, sizeof(child_errno));
+  } while (n < 0 && errno == EINTR);
+  return n == static_cast<ssize_t>(sizeof(child_errno)) ? child_errno : 0;
+}
+
 }  // namespace
 
 ChildProcess ChildProcess::start(const ChildOptions& options) {
   CREW_CHECK_T(SpawnError, !options.argv.empty(), "start child: empty argv");
-  const std::string path = options.path.empty() ? resolve_program(options.argv[0]) : options.path;
-
-  // Everything the child touches is prepared before fork: no allocation after it.
-  std::vector<char*> argv;
-  for (const auto& a : options.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (const auto& e : options.env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  for (int c : options.cpus) CPU_SET(c, &cpus);
-  sigset_t empty_mask;
-  sigemptyset(&empty_mask);
-
+  const ExecPlan plan(options);
   int err_pipe[2];
   if (::pipe2(err_pipe, O_CLOEXEC) != 0) CREW_THROW(SpawnError, errno_message("start child: pipe2"));
   const pid_t parent = ::getpid();
@@ -112,50 +154,23 @@ ChildProcess ChildProcess::start(const ChildOptions& options) {
     int err = errno;
     ::close(err_pipe[0]);
     ::close(err_pipe[1]);
-    CREW_THROW(SpawnError, errno_message(str_cat("start child '", path, "': fork"), err));
+    CREW_THROW(SpawnError, errno_message(str_cat("start child '", plan.path, "': fork"), err));
   }
   if (pid == 0) {
-    // Child: async-signal-safe calls only.
     ::close(err_pipe[0]);
-    if (options.new_process_group) ::setpgid(0, 0);
-    if (options.die_with_parent) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) ::_exit(128 + SIGKILL);  // the parent died before prctl
-    }
-    if (!options.cpus.empty()) ::sched_setaffinity(0, sizeof(cpus), &cpus);
-    for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGHUP, SIGQUIT}) ::signal(sig, SIG_DFL);
-    ::sigprocmask(SIG_SETMASK, &empty_mask, nullptr);
-    if (options.stdout_fd >= 0 && ::dup2(options.stdout_fd, 1) < 0) {
-      child_report_errno(err_pipe[1], errno);
-      ::_exit(127);
-    }
-    if (options.stderr_fd >= 0 && ::dup2(options.stderr_fd, 2) < 0) {
-      child_report_errno(err_pipe[1], errno);
-      ::_exit(127);
-    }
-    for (int fd : options.keep_fds) {
-      int flags = ::fcntl(fd, F_GETFD);
-      if (flags >= 0) ::fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC);
-    }
-    ::execve(path.c_str(), argv.data(), envp.data());
-    child_report_errno(err_pipe[1], errno);
-    ::_exit(127);
+    exec_child(plan, options, err_pipe[1], parent);
   }
   ::close(err_pipe[1]);
   if (options.new_process_group) ::setpgid(pid, pid);  // also in the parent: no race with signal_group
-  int child_errno = 0;
-  ssize_t n;
-  do {
-    n = ::read(err_pipe[0], &child_errno, sizeof(child_errno));
-  } while (n < 0 && errno == EINTR);
+  const int child_errno = read_exec_errno(err_pipe[0]);
   ::close(err_pipe[0]);
 
   ChildProcess child;
   child.pid_ = pid;
   child.own_group_ = options.new_process_group;
-  if (n == static_cast<ssize_t>(sizeof(child_errno))) {
+  if (child_errno != 0) {
     child.wait_for(std::chrono::seconds(5));
-    CREW_THROW(SpawnError, errno_message(str_cat("cannot execute program '", path, "'"), child_errno));
+    CREW_THROW(SpawnError, errno_message(str_cat("cannot execute program '", plan.path, "'"), child_errno));
   }
   return child;
 }

@@ -5,7 +5,7 @@
 namespace crew::dist {
 
 struct SpawnStoreServer::Impl {
-  TCPStoreServer server{TCPStoreServerOptions{.host = "127.0.0.1", .port = 0}};
+  TCPStoreServer server{TCPStoreServerOptions{.host = "127.0.0.1", .port = 0, .job_token = {}}};
 };
 
 SpawnStoreServer::SpawnStoreServer() : impl_(std::make_unique<Impl>()), port_(impl_->server.port()) {}
