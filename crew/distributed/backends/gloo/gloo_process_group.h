@@ -71,6 +71,8 @@ class GlooProcessGroup final : public ProcessGroup {
   // ranks that do not take part in a send agree on the tags of later collectives.
   std::shared_ptr<Work> submit(const char* op, std::function<void(uint32_t tag)> task,
                                bool collective = true);
+  // send (sending) or recv of `tensor` with `peer` on Gloo's point-to-point slot for `tag`.
+  std::shared_ptr<Work> point_to_point(bool sending, const Tensor& tensor, int peer, int tag);
 
   std::shared_ptr<::gloo::Context> context_;
   std::unique_ptr<WorkQueue> queue_;
