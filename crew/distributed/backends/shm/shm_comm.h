@@ -102,6 +102,10 @@ class ShmComm {
   void agree_on_segment(Store& store, const std::string& prefix, const std::string& vote);
   // Chunked reduce-scatter + all-gather; root < 0: every rank gets the result, else only root.
   void reduce_chunks(ShmOp& op, void* data, int64_t count, DType dtype, ReduceOp rop, int root);
+  // Calls body(off, n, b) for each chunk [off, off + n) of `total` units, `chunk` units at a
+  // time, with staging buffer b acquired for it (at least once: every op runs a round).
+  template <typename Body>
+  void for_each_chunk(ShmOp& op, int64_t total, int64_t chunk, const Body& body);
 
   // ---- rounds and buffers (shm_comm.cpp) ----
   // Signals this rank's next step and waits for every rank to reach it.
