@@ -14,19 +14,14 @@ constexpr const char* kStepKey = "@step";
 constexpr const char* kLrKey = "@lr";
 constexpr const char* kSchedulerPrefix = "@lr_scheduler.";
 
-NamedParameters number_parameters(std::vector<Tensor> params) {
+}  // namespace
+
+NamedParameters detail::number_parameters(std::vector<Tensor> params) {
   NamedParameters out;
   out.reserve(params.size());
   for (size_t i = 0; i < params.size(); ++i) out.emplace_back(std::to_string(i), std::move(params[i]));
   return out;
 }
-
-}  // namespace
-
-Optimizer::Optimizer(std::string name, std::vector<Tensor> parameters, LearningRate lr,
-                     std::vector<AccumulatorSpec> accumulators)
-    : Optimizer(std::move(name), number_parameters(std::move(parameters)), std::move(lr),
-                std::move(accumulators)) {}
 
 Optimizer::Optimizer(std::string name, NamedParameters parameters, LearningRate lr,
                      std::vector<AccumulatorSpec> accumulators)

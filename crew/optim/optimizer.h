@@ -47,6 +47,11 @@ class LearningRate {
 
 using NamedParameters = std::vector<std::pair<std::string, Tensor>>;
 
+namespace detail {
+// Names unnamed parameters "0", "1", ..., the keys their state_dict entries use.
+NamedParameters number_parameters(std::vector<Tensor> params);
+}  // namespace detail
+
 // A per-parameter state tensor an optimizer keeps: either shaped like the parameter
 // (moments, velocity) or a scalar (Adam's beta powers).
 struct AccumulatorSpec {
@@ -87,9 +92,7 @@ class Optimizer {
   const std::string& name() const { return name_; }
 
  protected:
-  // Unnamed parameters are keyed "0", "1", ... in state_dict.
-  Optimizer(std::string name, std::vector<Tensor> parameters, LearningRate lr,
-            std::vector<AccumulatorSpec> accumulators);
+  // Unnamed parameters come numbered by detail::number_parameters.
   Optimizer(std::string name, NamedParameters parameters, LearningRate lr,
             std::vector<AccumulatorSpec> accumulators);
 
