@@ -105,6 +105,12 @@ class Optimizer {
  private:
   void check_lr(double lr) const;
   const AccumulatorSpec* find_spec(const std::string& acc) const;
+  // set_state_dict's steps. An accumulator entry "<param>.<accumulator>" is checked against
+  // this optimizer and gives (accumulator, parameter index); the step entry gives the count;
+  // restore_lr checks the rate's entries, then sets the rate (the first change it makes).
+  std::pair<std::string, size_t> check_accumulator_entry(const std::string& key, const Tensor& t) const;
+  int64_t check_step_entry(const StateDict& state) const;
+  void restore_lr(const StateDict& state, const StateDict& scheduler_state);
 
   std::string name_;
   std::vector<Tensor> params_;
