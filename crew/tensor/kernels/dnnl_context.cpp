@@ -10,8 +10,8 @@ namespace crew::kernels::detail {
 
 dnnl::engine& cpu_engine() {
   static dnnl::engine engine = [] {
-    // oneDNN's VTune (ITT) task annotations cost ~1.5% of a training step; off unless the
-    // user asked for them.
+    // oneDNN's VTune (ITT) task annotations cost a measurable part of a training step
+    // (docs/kernels.md, "Threads"); off unless the user asked for them.
     setenv("ONEDNN_ITT_TASK_LEVEL", "0", /*overwrite=*/0);
     return dnnl::engine(dnnl::engine::kind::cpu, 0);
   }();
