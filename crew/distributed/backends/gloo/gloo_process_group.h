@@ -7,7 +7,8 @@
 //
 // The constructor rendezvouses: every rank publishes its listening address through the store
 // and connects to every other (a full mesh); it blocks up to options.timeout. Collectives run
-// on one worker thread per group, in issue order (see WorkQueue); each Gloo call is bounded by
+// in issue order in one WorkQueue per group: on its worker thread, or on the thread that waits
+// for the next op with the full timeout (see WorkQueue); each Gloo call is bounded by
 // options.timeout. A Gloo I/O failure (a peer died, a connection reset) becomes a CommError
 // and a Gloo timeout a TimeoutError, both naming op, rank, sequence number and group; after one
 // the group is unusable (later ops fail at once).

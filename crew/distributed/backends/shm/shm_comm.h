@@ -1,7 +1,8 @@
 #pragma once
 // ShmComm: the synchronous engine of the shm backend (internal). It owns the mapped segment
-// and runs one collective at a time (on the group's collective thread) plus, concurrently,
-// one send and one recv (on their own threads).
+// and runs one collective at a time plus, concurrently, one send and one recv, each kind from
+// its own ShmOpQueue: on that queue's worker thread, or inline on a thread that waits for the
+// op (shm_op_queue.h).
 //
 // A collective is a sequence of rounds. In a round every rank writes into its own staging
 // buffer, bumps its step flag, and waits until every rank's step reached the same value; then
@@ -153,7 +154,7 @@ class ShmComm {
   std::vector<pid_t> peer_pids_;
   std::vector<uint64_t> peer_start_times_;
 
-  // Collective-thread state.
+  // Collective state: touched by one collective at a time, whichever thread runs it.
   uint32_t my_step_ = 0;
   uint32_t free_after_[2] = {0, 0};
   int next_buffer_ = 0;
