@@ -1,6 +1,8 @@
 #pragma once
-// crew/distributed, everything a program uses: the parallel environment, groups, collectives,
-// object collectives, process groups, DataParallel and spawn. Only includes.
+// crew/distributed, what a training program uses: the parallel environment (ParallelEnv,
+// init_parallel_env, groups), collectives and object collectives (namespace crew::dist),
+// ProcessGroup and Work, crew::DataParallel and spawn. Stores, backends and the debug layer
+// have their own headers. Only includes.
 #include "crew/core/parallel_env.h"
 #include "crew/distributed/collective/collective.h"
 #include "crew/distributed/collective/object_collectives.h"

@@ -102,13 +102,15 @@ std::vector<std::shared_ptr<Layer>> Layer::children() const {
   return out;
 }
 
-std::vector<std::pair<std::string, Tensor>> Layer::named_parameters(const std::string& prefix,
-                                                                    bool include_sublayers) const {
+std::vector<std::pair<std::string, Tensor>> Layer::named_tensors(std::vector<NamedTensor> Layer::*list,
+                                                                 const std::string& prefix,
+                                                                 bool include_sublayers) const {
   std::vector<std::pair<std::string, Tensor>> out;
   std::unordered_set<const TensorImpl*> seen;
   auto take = [&](const Layer& layer, const std::string& layer_name) {
-    for (const auto& p : layer.parameters_) {
-      if (seen.insert(p.tensor.impl()).second) out.emplace_back(join(layer_name, p.name), p.tensor);
+    for (const auto& entry : layer.*list) {
+      if (seen.insert(entry.tensor.impl()).second)
+        out.emplace_back(join(layer_name, entry.name), entry.tensor);
     }
   };
   take(*this, prefix);
@@ -116,6 +118,11 @@ std::vector<std::pair<std::string, Tensor>> Layer::named_parameters(const std::s
     for (const auto& [name, layer] : named_sublayers(prefix)) take(*layer, name);
   }
   return out;
+}
+
+std::vector<std::pair<std::string, Tensor>> Layer::named_parameters(const std::string& prefix,
+                                                                    bool include_sublayers) const {
+  return named_tensors(&Layer::parameters_, prefix, include_sublayers);
 }
 
 std::vector<Tensor> Layer::parameters(bool include_sublayers) const {
@@ -126,18 +133,7 @@ std::vector<Tensor> Layer::parameters(bool include_sublayers) const {
 
 std::vector<std::pair<std::string, Tensor>> Layer::named_buffers(const std::string& prefix,
                                                                  bool include_sublayers) const {
-  std::vector<std::pair<std::string, Tensor>> out;
-  std::unordered_set<const TensorImpl*> seen;
-  auto take = [&](const Layer& layer, const std::string& layer_name) {
-    for (const auto& b : layer.buffers_) {
-      if (seen.insert(b.tensor.impl()).second) out.emplace_back(join(layer_name, b.name), b.tensor);
-    }
-  };
-  take(*this, prefix);
-  if (include_sublayers) {
-    for (const auto& [name, layer] : named_sublayers(prefix)) take(*layer, name);
-  }
-  return out;
+  return named_tensors(&Layer::buffers_, prefix, include_sublayers);
 }
 
 std::vector<Tensor> Layer::buffers(bool include_sublayers) const {

@@ -104,6 +104,11 @@ class Layer {
   void add_sublayer_impl(const std::string& name, std::shared_ptr<Layer> layer);
   void check_new_name(const std::string& name, const char* what) const;
   void collect_state(const std::string& prefix, StateDict& out) const;
+  // named_parameters / named_buffers: the entries of `list` of this layer (and, with
+  // include_sublayers, of every sublayer, pre-order), each tensor once.
+  std::vector<std::pair<std::string, Tensor>> named_tensors(std::vector<NamedTensor> Layer::*list,
+                                                            const std::string& prefix,
+                                                            bool include_sublayers) const;
 
   std::string full_name_;
   bool training_ = true;

@@ -14,31 +14,31 @@ Size2 checked_stride(const char* op, Size2 kernel, Size2 stride, Size2 padding) 
   return Size2(stride.h == 0 ? kernel.h : stride.h, stride.w == 0 ? kernel.w : stride.w);
 }
 
-void check_input(const Layer& layer, const Tensor& x) {
-  CREW_CHECK(x.dim() == 4, layer.full_name(), ": expected input [N, C, H, W], got ", shape_str(x.shape()));
-}
-
 }  // namespace
 
-MaxPool2D::MaxPool2D(Size2 kernel_size, Size2 stride, Size2 padding)
-    : Layer("max_pool2d"),
+Pool2D::Pool2D(const char* name_scope, const char* op, Size2 kernel_size, Size2 stride, Size2 padding)
+    : Layer(name_scope),
       kernel_(kernel_size),
-      stride_(checked_stride("MaxPool2D", kernel_size, stride, padding)),
+      stride_(checked_stride(op, kernel_size, stride, padding)),
       padding_(padding) {}
 
+void Pool2D::check_input(const Tensor& x) const {
+  CREW_CHECK(x.dim() == 4, full_name(), ": expected input [N, C, H, W], got ", shape_str(x.shape()));
+}
+
+MaxPool2D::MaxPool2D(Size2 kernel_size, Size2 stride, Size2 padding)
+    : Pool2D("max_pool2d", "MaxPool2D", kernel_size, stride, padding) {}
+
 Tensor MaxPool2D::forward(const Tensor& x) {
-  check_input(*this, x);
+  check_input(x);
   return functional::max_pool2d(x, kernel_.pair(), stride_.pair(), padding_.pair());
 }
 
 AvgPool2D::AvgPool2D(Size2 kernel_size, Size2 stride, Size2 padding)
-    : Layer("avg_pool2d"),
-      kernel_(kernel_size),
-      stride_(checked_stride("AvgPool2D", kernel_size, stride, padding)),
-      padding_(padding) {}
+    : Pool2D("avg_pool2d", "AvgPool2D", kernel_size, stride, padding) {}
 
 Tensor AvgPool2D::forward(const Tensor& x) {
-  check_input(*this, x);
+  check_input(x);
   return functional::avg_pool2d(x, kernel_.pair(), stride_.pair(), padding_.pair());
 }
 

@@ -8,28 +8,32 @@
 
 namespace crew::nn {
 
-class MaxPool2D : public Layer {
+// The window both pooling layers share, checked when the layer is built.
+class Pool2D : public Layer {
  public:
-  explicit MaxPool2D(Size2 kernel_size, Size2 stride = 0, Size2 padding = 0);
-  Tensor forward(const Tensor& x) override;
   Size2 kernel_size() const { return kernel_; }
   Size2 stride() const { return stride_; }  // the effective stride
   Size2 padding() const { return padding_; }
 
- private:
+ protected:
+  // `op` names the layer in errors ("MaxPool2D").
+  Pool2D(const char* name_scope, const char* op, Size2 kernel_size, Size2 stride, Size2 padding);
+  // ValueError unless x is [N, C, H, W].
+  void check_input(const Tensor& x) const;
+
   Size2 kernel_, stride_, padding_;
 };
 
-class AvgPool2D : public Layer {
+class MaxPool2D : public Pool2D {
+ public:
+  explicit MaxPool2D(Size2 kernel_size, Size2 stride = 0, Size2 padding = 0);
+  Tensor forward(const Tensor& x) override;
+};
+
+class AvgPool2D : public Pool2D {
  public:
   explicit AvgPool2D(Size2 kernel_size, Size2 stride = 0, Size2 padding = 0);
   Tensor forward(const Tensor& x) override;
-  Size2 kernel_size() const { return kernel_; }
-  Size2 stride() const { return stride_; }
-  Size2 padding() const { return padding_; }
-
- private:
-  Size2 kernel_, stride_, padding_;
 };
 
 }  // namespace crew::nn

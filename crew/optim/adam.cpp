@@ -7,12 +7,6 @@
 namespace crew::optim {
 namespace {
 
-NamedParameters number(std::vector<Tensor> params) {
-  NamedParameters out;
-  for (size_t i = 0; i < params.size(); ++i) out.emplace_back(std::to_string(i), std::move(params[i]));
-  return out;
-}
-
 const std::vector<AccumulatorSpec>& adam_accumulators() {
   static const std::vector<AccumulatorSpec> specs = {
       {"moment1", false}, {"moment2", false}, {"beta1_pow_acc", true}, {"beta2_pow_acc", true}};
@@ -22,7 +16,7 @@ const std::vector<AccumulatorSpec>& adam_accumulators() {
 }  // namespace
 
 Adam::Adam(std::vector<Tensor> parameters, AdamOptions options)
-    : Adam("Adam", number(std::move(parameters)), options) {}
+    : Adam("Adam", detail::number_parameters(std::move(parameters)), options) {}
 
 Adam::Adam(NamedParameters parameters, AdamOptions options) : Adam("Adam", std::move(parameters), options) {}
 

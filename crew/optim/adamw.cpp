@@ -5,12 +5,6 @@
 namespace crew::optim {
 namespace {
 
-NamedParameters number(std::vector<Tensor> params) {
-  NamedParameters out;
-  for (size_t i = 0; i < params.size(); ++i) out.emplace_back(std::to_string(i), std::move(params[i]));
-  return out;
-}
-
 AdamOptions adam_part(const AdamWOptions& o) {
   return AdamOptions{o.learning_rate, o.beta1, o.beta2, o.epsilon, /*weight_decay=*/0.0, o.grad_clip};
 }
@@ -18,7 +12,7 @@ AdamOptions adam_part(const AdamWOptions& o) {
 }  // namespace
 
 AdamW::AdamW(std::vector<Tensor> parameters, AdamWOptions options)
-    : AdamW(number(std::move(parameters)), std::move(options)) {}
+    : AdamW(detail::number_parameters(std::move(parameters)), std::move(options)) {}
 
 AdamW::AdamW(NamedParameters parameters, AdamWOptions options)
     : Adam("AdamW", std::move(parameters), adam_part(options)), coeff_(options.weight_decay) {

@@ -14,10 +14,7 @@ void check_options(const MomentumOptions& o) {
 }  // namespace
 
 Momentum::Momentum(std::vector<Tensor> parameters, MomentumOptions options)
-    : Optimizer("Momentum", std::move(parameters), options.learning_rate, {{"velocity"}}), options_(options) {
-  check_options(options_);
-  set_grad_clip(options_.grad_clip);
-}
+    : Momentum(detail::number_parameters(std::move(parameters)), std::move(options)) {}
 
 Momentum::Momentum(NamedParameters parameters, MomentumOptions options)
     : Optimizer("Momentum", std::move(parameters), options.learning_rate, {{"velocity"}}), options_(options) {

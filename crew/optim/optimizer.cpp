@@ -14,19 +14,14 @@ constexpr const char* kStepKey = "@step";
 constexpr const char* kLrKey = "@lr";
 constexpr const char* kSchedulerPrefix = "@lr_scheduler.";
 
-NamedParameters number_parameters(std::vector<Tensor> params) {
+}  // namespace
+
+NamedParameters detail::number_parameters(std::vector<Tensor> params) {
   NamedParameters out;
   out.reserve(params.size());
   for (size_t i = 0; i < params.size(); ++i) out.emplace_back(std::to_string(i), std::move(params[i]));
   return out;
 }
-
-}  // namespace
-
-Optimizer::Optimizer(std::string name, std::vector<Tensor> parameters, LearningRate lr,
-                     std::vector<AccumulatorSpec> accumulators)
-    : Optimizer(std::move(name), number_parameters(std::move(parameters)), std::move(lr),
-                std::move(accumulators)) {}
 
 Optimizer::Optimizer(std::string name, NamedParameters parameters, LearningRate lr,
                      std::vector<AccumulatorSpec> accumulators)
@@ -125,45 +120,11 @@ void Optimizer::set_state_dict(const StateDict& state) {
       scheduler_state.insert(key.substr(std::string(kSchedulerPrefix).size()), t);
       continue;
     }
-    size_t dot = key.rfind('.');
-    CREW_CHECK(dot != std::string::npos, name_, ".set_state_dict: unexpected key '", key, "'");
-    std::string pname = key.substr(0, dot);
-    std::string acc = key.substr(dot + 1);
-    const AccumulatorSpec* spec = find_spec(acc);
-    CREW_CHECK(spec != nullptr, name_, ".set_state_dict: key '", key, "' names accumulator '", acc,
-               "', which ", name_, " does not have");
-    auto pos = std::find(names_.begin(), names_.end(), pname);
-    CREW_CHECK(pos != names_.end(), name_, ".set_state_dict: key '", key, "' names parameter '", pname,
-               "', which this optimizer does not hold");
-    size_t index = static_cast<size_t>(pos - names_.begin());
-    const Tensor& p = params_[index];
-    const Shape want = spec->scalar ? Shape{} : p.shape();
-    CREW_CHECK(t.shape() == want, name_, ".set_state_dict: shape mismatch for '", key, "': state has ",
-               shape_str(t.shape()), ", expected ", shape_str(want));
-    accs.emplace_back(acc, index, t);
+    auto [acc, index] = check_accumulator_entry(key, t);
+    accs.emplace_back(std::move(acc), index, t);
   }
-  CREW_CHECK(state.contains(kStepKey), name_, ".set_state_dict: missing key '", kStepKey, "'");
-  const Tensor& step_t = state.at(kStepKey);
-  CREW_CHECK(step_t.numel() == 1, name_, ".set_state_dict: '", kStepKey, "' must be a scalar, got shape ",
-             shape_str(step_t.shape()));
-  int64_t steps = step_t.to_vector<int64_t>()[0];
-  CREW_CHECK(steps >= 0, name_, ".set_state_dict: negative step count ", steps);
-  if (lr_.scheduler()) {
-    CREW_CHECK(!scheduler_state.empty(), name_,
-               ".set_state_dict: the optimizer follows an LRScheduler but the state has no '",
-               kSchedulerPrefix, "*' keys");
-  } else {
-    CREW_CHECK(state.contains(kLrKey), name_, ".set_state_dict: missing key '", kLrKey,
-               "' (a state saved with an LRScheduler cannot resume a constant learning rate)");
-  }
-
-  if (lr_.scheduler()) {
-    lr_.scheduler()->set_state_dict(scheduler_state);
-  } else {
-    double lr = state.at(kLrKey).item();
-    check_lr(lr);
-    lr_ = LearningRate(lr);
-  }
+  const int64_t steps = check_step_entry(state);
+  restore_lr(state, scheduler_state);
   for (auto& [acc, list] : accumulators_) std::fill(list.begin(), list.end(), Tensor());
   for (auto& [acc, index, t] : accs) {
     const Tensor& p = params_[index];
@@ -171,6 +132,51 @@ void Optimizer::set_state_dict(const StateDict& state) {
     accumulators_[acc][index] = t.dtype() == dtype ? t.clone() : t.to(dtype);
   }
   step_count_ = steps;
+}
+
+std::pair<std::string, size_t> Optimizer::check_accumulator_entry(const std::string& key,
+                                                                  const Tensor& t) const {
+  size_t dot = key.rfind('.');
+  CREW_CHECK(dot != std::string::npos, name_, ".set_state_dict: unexpected key '", key, "'");
+  std::string pname = key.substr(0, dot);
+  std::string acc = key.substr(dot + 1);
+  const AccumulatorSpec* spec = find_spec(acc);
+  CREW_CHECK(spec != nullptr, name_, ".set_state_dict: key '", key, "' names accumulator '", acc, "', which ",
+             name_, " does not have");
+  auto pos = std::find(names_.begin(), names_.end(), pname);
+  CREW_CHECK(pos != names_.end(), name_, ".set_state_dict: key '", key, "' names parameter '", pname,
+             "', which this optimizer does not hold");
+  size_t index = static_cast<size_t>(pos - names_.begin());
+  const Tensor& p = params_[index];
+  const Shape want = spec->scalar ? Shape{} : p.shape();
+  CREW_CHECK(t.shape() == want, name_, ".set_state_dict: shape mismatch for '", key, "': state has ",
+             shape_str(t.shape()), ", expected ", shape_str(want));
+  return {std::move(acc), index};
+}
+
+int64_t Optimizer::check_step_entry(const StateDict& state) const {
+  CREW_CHECK(state.contains(kStepKey), name_, ".set_state_dict: missing key '", kStepKey, "'");
+  const Tensor& step_t = state.at(kStepKey);
+  CREW_CHECK(step_t.numel() == 1, name_, ".set_state_dict: '", kStepKey, "' must be a scalar, got shape ",
+             shape_str(step_t.shape()));
+  int64_t steps = step_t.to_vector<int64_t>()[0];
+  CREW_CHECK(steps >= 0, name_, ".set_state_dict: negative step count ", steps);
+  return steps;
+}
+
+void Optimizer::restore_lr(const StateDict& state, const StateDict& scheduler_state) {
+  if (lr_.scheduler()) {
+    CREW_CHECK(!scheduler_state.empty(), name_,
+               ".set_state_dict: the optimizer follows an LRScheduler but the state has no '",
+               kSchedulerPrefix, "*' keys");
+    lr_.scheduler()->set_state_dict(scheduler_state);
+    return;
+  }
+  CREW_CHECK(state.contains(kLrKey), name_, ".set_state_dict: missing key '", kLrKey,
+             "' (a state saved with an LRScheduler cannot resume a constant learning rate)");
+  double lr = state.at(kLrKey).item();
+  check_lr(lr);
+  lr_ = LearningRate(lr);
 }
 
 }  // namespace crew::optim

@@ -47,6 +47,11 @@ class LearningRate {
 
 using NamedParameters = std::vector<std::pair<std::string, Tensor>>;
 
+namespace detail {
+// Names unnamed parameters "0", "1", ..., the keys their state_dict entries use.
+NamedParameters number_parameters(std::vector<Tensor> params);
+}  // namespace detail
+
 // A per-parameter state tensor an optimizer keeps: either shaped like the parameter
 // (moments, velocity) or a scalar (Adam's beta powers).
 struct AccumulatorSpec {
@@ -87,9 +92,7 @@ class Optimizer {
   const std::string& name() const { return name_; }
 
  protected:
-  // Unnamed parameters are keyed "0", "1", ... in state_dict.
-  Optimizer(std::string name, std::vector<Tensor> parameters, LearningRate lr,
-            std::vector<AccumulatorSpec> accumulators);
+  // Unnamed parameters come numbered by detail::number_parameters.
   Optimizer(std::string name, NamedParameters parameters, LearningRate lr,
             std::vector<AccumulatorSpec> accumulators);
 
@@ -102,6 +105,12 @@ class Optimizer {
  private:
   void check_lr(double lr) const;
   const AccumulatorSpec* find_spec(const std::string& acc) const;
+  // set_state_dict's steps. An accumulator entry "<param>.<accumulator>" is checked against
+  // this optimizer and gives (accumulator, parameter index); the step entry gives the count;
+  // restore_lr checks the rate's entries, then sets the rate (the first change it makes).
+  std::pair<std::string, size_t> check_accumulator_entry(const std::string& key, const Tensor& t) const;
+  int64_t check_step_entry(const StateDict& state) const;
+  void restore_lr(const StateDict& state, const StateDict& scheduler_state);
 
   std::string name_;
   std::vector<Tensor> params_;

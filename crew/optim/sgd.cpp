@@ -13,10 +13,7 @@ void check_options(const SGDOptions& o) {
 }  // namespace
 
 SGD::SGD(std::vector<Tensor> parameters, SGDOptions options)
-    : Optimizer("SGD", std::move(parameters), options.learning_rate, {}), options_(options) {
-  check_options(options_);
-  set_grad_clip(options_.grad_clip);
-}
+    : SGD(detail::number_parameters(std::move(parameters)), std::move(options)) {}
 
 SGD::SGD(NamedParameters parameters, SGDOptions options)
     : Optimizer("SGD", std::move(parameters), options.learning_rate, {}), options_(options) {

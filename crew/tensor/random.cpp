@@ -3,6 +3,19 @@
 #include <sstream>
 
 namespace crew {
+namespace {
+
+// Fills floating t with draws of dist from engine, in element order.
+template <typename Dist>
+void fill_from(Tensor& t, Dist& dist, std::mt19937_64& engine) {
+  dispatch_dtype(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* p = static_cast<T*>(t.raw_data());
+    for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = static_cast<T>(dist(engine));
+  });
+}
+
+}  // namespace
 
 void Generator::manual_seed(uint64_t seed) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -29,22 +42,14 @@ void Generator::fill_uniform(Tensor& t, double low, double high) {
   CREW_CHECK(is_floating(t.dtype()), "fill_uniform: dtype ", dtype_name(t.dtype()), " is not floating");
   std::lock_guard<std::mutex> lock(mu_);
   std::uniform_real_distribution<double> dist(low, high);
-  dispatch_dtype(t.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    T* p = static_cast<T*>(t.raw_data());
-    for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = static_cast<T>(dist(engine_));
-  });
+  fill_from(t, dist, engine_);
 }
 
 void Generator::fill_normal(Tensor& t, double mean, double stddev) {
   CREW_CHECK(is_floating(t.dtype()), "fill_normal: dtype ", dtype_name(t.dtype()), " is not floating");
   std::lock_guard<std::mutex> lock(mu_);
   std::normal_distribution<double> dist(mean, stddev);
-  dispatch_dtype(t.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    T* p = static_cast<T*>(t.raw_data());
-    for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = static_cast<T>(dist(engine_));
-  });
+  fill_from(t, dist, engine_);
 }
 
 std::string Generator::state() const {

@@ -70,15 +70,8 @@ class Parser {
   }
 
   void parse_object(Value& v, int depth) {
-    ++pos_;  // '{'
-    skip_ws();
-    if (peek() == '}' && !at_end()) {
-      ++pos_;
-      return;
-    }
     std::unordered_set<std::string> seen;
-    while (true) {
-      skip_ws();
+    elements('}', "expected ',' or '}'", [&] {
       if (peek() != '"' || at_end()) fail("expected a string key");
       std::string key = string();
       if (!seen.insert(key).second) fail("duplicate object key");
@@ -86,32 +79,31 @@ class Parser {
       expect(':', "expected ':'");
       skip_ws();
       v.object.emplace_back(std::move(key), value(depth + 1));
-      skip_ws();
-      if (peek() == ',' && !at_end()) {
-        ++pos_;
-        continue;
-      }
-      expect('}', "expected ',' or '}'");
-      return;
-    }
+    });
   }
 
   void parse_array(Value& v, int depth) {
-    ++pos_;  // '['
+    elements(']', "expected ',' or ']'", [&] { v.array.push_back(value(depth + 1)); });
+  }
+
+  // From the opening bracket: element() for each ','-separated element, up to `close`.
+  template <typename Element>
+  void elements(char close, const char* close_error, const Element& element) {
+    ++pos_;  // '{' or '['
     skip_ws();
-    if (peek() == ']' && !at_end()) {
+    if (peek() == close && !at_end()) {
       ++pos_;
       return;
     }
     while (true) {
       skip_ws();
-      v.array.push_back(value(depth + 1));
+      element();
       skip_ws();
       if (peek() == ',' && !at_end()) {
         ++pos_;
         continue;
       }
-      expect(']', "expected ',' or ']'");
+      expect(close, close_error);
       return;
     }
   }
@@ -185,55 +177,42 @@ class Parser {
       char c = s_[pos_++];
       if (c == '"') return out;
       if (static_cast<unsigned char>(c) < 0x20) fail("unescaped control character in string");
-      if (c != '\\') {
+      if (c == '\\') {
+        escape(out);
+      } else {
         out += c;
-        continue;
-      }
-      if (at_end()) fail("unterminated escape");
-      char e = s_[pos_++];
-      switch (e) {
-        case '"':
-          out += '"';
-          break;
-        case '\\':
-          out += '\\';
-          break;
-        case '/':
-          out += '/';
-          break;
-        case 'b':
-          out += '\b';
-          break;
-        case 'f':
-          out += '\f';
-          break;
-        case 'n':
-          out += '\n';
-          break;
-        case 'r':
-          out += '\r';
-          break;
-        case 't':
-          out += '\t';
-          break;
-        case 'u': {
-          unsigned cp = hex4();
-          if (cp >= 0xD800 && cp <= 0xDBFF) {
-            if (s_.substr(pos_, 2) != "\\u") fail("unpaired surrogate in \\u escape");
-            pos_ += 2;
-            unsigned lo = hex4();
-            if (lo < 0xDC00 || lo > 0xDFFF) fail("invalid low surrogate in \\u escape");
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-            fail("unpaired surrogate in \\u escape");
-          }
-          append_utf8(out, cp);
-          break;
-        }
-        default:
-          fail("invalid escape");
       }
     }
+  }
+
+  // After a backslash: appends the escaped character (UTF-8 for \u escapes).
+  void escape(std::string& out) {
+    if (at_end()) fail("unterminated escape");
+    char e = s_[pos_++];
+    if (e == 'u') {
+      append_utf8(out, code_point());
+      return;
+    }
+    static constexpr std::string_view kEscaped = "\"\\/bfnrt";
+    static constexpr std::string_view kMeaning = "\"\\/\b\f\n\r\t";
+    const size_t k = kEscaped.find(e);
+    if (k == std::string_view::npos) fail("invalid escape");
+    out += kMeaning[k];
+  }
+
+  // After "\u": the code point of one escape, or of a surrogate pair of two.
+  unsigned code_point() {
+    unsigned cp = hex4();
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+      if (s_.substr(pos_, 2) != "\\u") fail("unpaired surrogate in \\u escape");
+      pos_ += 2;
+      unsigned lo = hex4();
+      if (lo < 0xDC00 || lo > 0xDFFF) fail("invalid low surrogate in \\u escape");
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+      fail("unpaired surrogate in \\u escape");
+    }
+    return cp;
   }
 
   std::string_view s_;

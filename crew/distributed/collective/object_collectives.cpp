@@ -22,6 +22,14 @@ ProcessGroup* member_pg(Group& group, const char* op) {
   return nullptr;
 }
 
+// The group rank of global rank src, the root of op; ValueError when src is not a member.
+int root_of(Group& group, int src, const char* op) {
+  const int root = group.get_group_rank(src);
+  CREW_CHECK(root >= 0, op, " (rank ", group.rank(), ", group ", group.name(), "): src ", src,
+             " is not a member of the group");
+  return root;
+}
+
 // A uint8 tensor of `padded` bytes: `bytes` followed by zeros.
 Tensor padded_bytes(const std::vector<uint8_t>& bytes, int64_t padded) {
   Tensor t = Tensor::zeros({padded}, DType::UINT8);
@@ -65,9 +73,7 @@ void broadcast_object_list(std::vector<Object>& object_list, int src, Group* gro
   Group& g = detail::resolve_group(group);
   ProcessGroup* pg = member_pg(g, "broadcast_object_list");
   if (!pg) return;
-  const int root = g.get_group_rank(src);
-  CREW_CHECK(root >= 0, "broadcast_object_list (rank ", g.rank(), ", group ", g.name(), "): src ", src,
-             " is not a member of the group");
+  const int root = root_of(g, src, "broadcast_object_list");
   const bool is_root = pg->rank() == root;
   // Round 1: how many objects; round 2: their sizes; round 3: the bytes.
   Tensor count = Tensor::from_vector<int64_t>({is_root ? static_cast<int64_t>(object_list.size()) : 0});
@@ -110,9 +116,7 @@ void scatter_object_list(std::vector<Object>& out, const std::vector<Object>& in
   Group& g = detail::resolve_group(group);
   ProcessGroup* pg = member_pg(g, "scatter_object_list");
   if (!pg) return;
-  const int root = g.get_group_rank(src);
-  CREW_CHECK(root >= 0, "scatter_object_list (rank ", g.rank(), ", group ", g.name(), "): src ", src,
-             " is not a member of the group");
+  const int root = root_of(g, src, "scatter_object_list");
   const bool is_root = pg->rank() == root;
   std::vector<std::vector<uint8_t>> encoded;
   int64_t max_size = 1;

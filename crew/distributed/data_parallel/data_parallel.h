@@ -33,8 +33,10 @@
 namespace crew {
 
 struct DataParallelOptions {
-  size_t comm_buffer_bytes = 25u << 20;      // bucket_bytes_cap (Paddle's comm_buffer_size, 25 MB)
-  size_t last_comm_buffer_bytes = 1u << 20;  // first bucket (Paddle's last_comm_buffer_size, 1 MB)
+  size_t comm_buffer_bytes = 25u << 20;  // bucket_bytes_cap (Paddle's comm_buffer_size, 25 MiB)
+  // The bucket of the first parameters, reduced last: ReducerOptions::first_bucket_bytes
+  // (Paddle's last_comm_buffer_size, 1 MiB).
+  size_t last_comm_buffer_bytes = 1u << 20;
   bool find_unused_parameters = false;
   dist::Group* group = nullptr;  // nullptr = the default group
   // How long a finished rank waits at destruction for its peers to confirm the same step count.

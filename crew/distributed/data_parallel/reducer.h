@@ -3,17 +3,20 @@
 // PyTorch's Reducer), independent of any Layer.
 //
 // Buckets: parameters are grouped in registration order; a bucket closes once its size
-// reaches the limit (the parameter that crosses it is included): the first bucket's limit
-// is first_bucket_bytes (1 MiB), later ones bucket_bytes_cap (25 MiB). The list is then
-// reversed, so bucket 0 holds the LAST parameters, whose gradients complete first in
-// backward, and the small first bucket is reduced last, keeping the exposed tail short.
+// reaches the limit (the parameter that crosses it is included): the limit of the bucket of
+// the first parameters is first_bucket_bytes (1 MiB), of later ones bucket_bytes_cap
+// (25 MiB). The list is then reversed, so bucket 0 holds the LAST parameters, whose
+// gradients complete first in backward, and the small 1 MiB bucket (the first parameters)
+// is the last bucket, reduced last, keeping the exposed tail short.
 //
 // One step: prepare_for_backward() (called by DataParallel's forward) arms the hooks. Each
 // parameter's grad-ready hook copies its gradient into its bucket's flat buffer; when a
 // bucket is full it starts an async SUM all_reduce, strictly in bucket order. When the last
 // bucket has started, the reducer waits for all of them and writes grad = sum / world_size
 // back into every parameter. All of this runs on the thread running backward; the
-// all_reduces run on the process group's worker thread meanwhile.
+// all_reduces run in the process group's queue meanwhile, in order, on its worker thread
+// (without on_slow_wait the reducer waits with a plain wait(), which may run a bucket's
+// all_reduce that nobody has started on the backward thread instead).
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -28,8 +31,9 @@
 namespace crew::dist {
 
 struct ReducerOptions {
-  size_t bucket_bytes_cap = 25u << 20;   // Paddle's comm_buffer_size (25 MB)
-  size_t first_bucket_bytes = 1u << 20;  // Paddle's last_comm_buffer_size (1 MB)
+  size_t bucket_bytes_cap = 25u << 20;  // Paddle's comm_buffer_size (25 MiB)
+  // The bucket of the first parameters, reduced last (Paddle's last_comm_buffer_size, 1 MiB).
+  size_t first_bucket_bytes = 1u << 20;
   bool find_unused_parameters = false;
   // Called while waiting for a bucket longer than poll_interval; may throw to abort the
   // wait (DataParallel uses it to detect peers whose data ran out).

@@ -1,5 +1,6 @@
 #include "crew/distributed/debug/desync_report.h"
 
+#include <algorithm>
 #include <map>
 #include <thread>
 
@@ -23,36 +24,43 @@ std::string join_ranks(const std::vector<int>& ranks) {
   return out;
 }
 
-}  // namespace
+using States = std::vector<std::optional<RankState>>;
 
-Report analyze(const std::string& group, int gathered_by,
-               const std::vector<std::optional<RankState>>& states) {
-  Report report;
+bool in_op(const RankState& s) {
+  return s.where == RankState::Where::IN_COLLECTIVE || s.where == RankState::Where::FAILED;
+}
+
+// Whether s waits in (or failed in) a collective, as opposed to a send/recv.
+bool waits_in_collective(const RankState& s) { return in_op(s) && s.current && !s.current->p2p; }
+
+// The first line: every rank's state, "; "-separated.
+std::string states_line(const States& states) {
   std::string line;
   for (size_t k = 0; k < states.size(); ++k) {
     line += line.empty() ? "" : "; ";
     line += states[k] ? states[k]->describe() : str_cat("rank ", k, ": ", kNoReport);
   }
-  report.text = str_cat("collectives of group ", group, " (gathered by rank ", gathered_by, "): ", line);
+  return line;
+}
 
-  // What each rank issued as #seq: the op it waits in and its newest op (a rank that went
-  // on, or left, after a different collective still shows it as its last).
+// What each rank issued as #seq: the op it waits in and its newest op (a rank that went on,
+// or left, after a different collective still shows it as its last).
+std::map<uint64_t, std::vector<std::pair<int, const OpRecord*>>> issued_by_seq(const States& states) {
   std::map<uint64_t, std::vector<std::pair<int, const OpRecord*>>> issued;
-  std::map<uint64_t, std::vector<const RankState*>> by_seq;  // ranks waiting in #seq
   for (const auto& s : states) {
     if (!s) continue;
-    const bool waiting =
-        (s->where == RankState::Where::IN_COLLECTIVE || s->where == RankState::Where::FAILED) && s->current &&
-        !s->current->p2p;
-    if (waiting) {
-      by_seq[s->current->seq].push_back(&*s);
-      issued[s->current->seq].push_back({s->rank, &*s->current});
-    }
+    const bool waiting = waits_in_collective(*s);
+    if (waiting) issued[s->current->seq].push_back({s->rank, &*s->current});
     if (s->last && !s->last->p2p && !(waiting && s->last->seq == s->current->seq)) {
       issued[s->last->seq].push_back({s->rank, &*s->last});
     }
   }
-  for (const auto& [seq, calls] : issued) {
+  return issued;
+}
+
+// A "desync" line for every sequence number under which ranks issued different collectives.
+void report_mismatches(const States& states, Report& report) {
+  for (const auto& [seq, calls] : issued_by_seq(states)) {
     bool differ = false;
     for (const auto& call : calls) differ = differ || !call.second->same_call(*calls.front().second);
     if (!differ) continue;
@@ -63,36 +71,59 @@ Report analyze(const std::string& group, int gathered_by,
     }
     report.text += str_cat("\n  desync: ranks issued different collectives as #", seq, ": ", who);
   }
+}
 
+// Why s has not reached #target, the newest collective a rank waits in; "" when it has.
+std::string behind_reason(const RankState& s, uint64_t target) {
+  if (in_op(s) && s.current && !s.current->p2p && s.current->seq < target) {
+    return str_cat("still in #", s.current->seq);
+  }
+  if (s.where == RankState::Where::IN_COLLECTIVE && s.current && s.current->p2p) {
+    return str_cat("in point-to-point ", s.current->describe(), ", not in #", target);
+  }
+  if (!in_op(s) && s.collectives_issued <= target) {
+    return str_cat(
+        s.where == RankState::Where::LEFT ? "left the group without issuing #" : "has not issued #", target);
+  }
+  return "";
+}
+
+// A "behind" line for every rank that has not reached the newest collective any rank waits in.
+void report_behind(const States& states, Report& report) {
+  std::optional<uint64_t> target;
+  for (const auto& s : states) {
+    if (s && waits_in_collective(*s)) target = std::max(target.value_or(0), s->current->seq);
+  }
+  if (!target) return;
+  for (const auto& s : states) {
+    if (!s) continue;
+    const std::string why = behind_reason(*s, *target);
+    if (why.empty()) continue;
+    report.incomplete = true;
+    report.text += str_cat("\n  behind: rank ", s->rank, " ", why, " (others wait in #", *target, ")");
+  }
+}
+
+void report_silent(const States& states, Report& report) {
   std::vector<int> silent;
   for (size_t k = 0; k < states.size(); ++k) {
     if (!states[k]) silent.push_back(static_cast<int>(k));
   }
-  if (!by_seq.empty()) {
-    const uint64_t target = by_seq.rbegin()->first;
-    for (const auto& s : states) {
-      if (!s) continue;
-      std::string why;
-      const bool in_op = s->where == RankState::Where::IN_COLLECTIVE || s->where == RankState::Where::FAILED;
-      if (in_op && s->current && !s->current->p2p && s->current->seq < target) {
-        why = str_cat("still in #", s->current->seq);
-      } else if (s->where == RankState::Where::IN_COLLECTIVE && s->current && s->current->p2p) {
-        why = str_cat("in point-to-point ", s->current->describe(), ", not in #", target);
-      } else if (!in_op && s->collectives_issued <= target) {
-        why = str_cat(
-            s->where == RankState::Where::LEFT ? "left the group without issuing #" : "has not issued #",
-            target);
-      }
-      if (why.empty()) continue;
-      report.incomplete = true;
-      report.text += str_cat("\n  behind: rank ", s->rank, " ", why, " (others wait in #", target, ")");
-    }
-  }
-  if (!silent.empty()) {
-    report.incomplete = true;
-    report.text += str_cat("\n  no report from rank", silent.size() == 1 ? " " : "s ", join_ranks(silent),
-                           " (dead or stuck outside a collective)");
-  }
+  if (silent.empty()) return;
+  report.incomplete = true;
+  report.text += str_cat("\n  no report from rank", silent.size() == 1 ? " " : "s ", join_ranks(silent),
+                         " (dead or stuck outside a collective)");
+}
+
+}  // namespace
+
+Report analyze(const std::string& group, int gathered_by, const States& states) {
+  Report report;
+  report.text =
+      str_cat("collectives of group ", group, " (gathered by rank ", gathered_by, "): ", states_line(states));
+  report_mismatches(states, report);
+  report_behind(states, report);
+  report_silent(states, report);
   return report;
 }
 

@@ -74,18 +74,14 @@ class ObjectCodec {
       need(1, "tag");
       return data[pos++];
     }
-    uint32_t u32(const char* what) {
-      need(4, what);
-      uint32_t v = 0;
-      for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(data[pos + i]) << (8 * i);
-      pos += 4;
-      return v;
-    }
-    uint64_t u64(const char* what) {
-      need(8, what);
-      uint64_t v = 0;
-      for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(data[pos + i]) << (8 * i);
-      pos += 8;
+    uint32_t u32(const char* what) { return little_endian<uint32_t>(what); }
+    uint64_t u64(const char* what) { return little_endian<uint64_t>(what); }
+    template <typename U>
+    U little_endian(const char* what) {
+      need(sizeof(U), what);
+      U v = 0;
+      for (size_t i = 0; i < sizeof(U); ++i) v |= static_cast<U>(data[pos + i]) << (8 * i);
+      pos += sizeof(U);
       return v;
     }
 
@@ -111,58 +107,73 @@ class ObjectCodec {
           return Object(true);
         case 3:
           return Object(static_cast<long long>(u64("int")));
-        case 4: {
-          uint64_t bits = u64("float");
-          double v;
-          std::memcpy(&v, &bits, 8);
-          return Object(v);
-        }
+        case 4:
+          return float64();
         case 5:
-        case 6: {
-          uint32_t n = u32("length");
-          need(n, tag == 5 ? "str" : "bytes");
-          std::string s(reinterpret_cast<const char*>(data + pos), n);
-          pos += n;
-          return tag == 5 ? Object(std::move(s)) : Object::bytes(std::move(s));
-        }
-        case 7: {
-          uint32_t n = u32("list length");
-          // Each element takes at least one byte: a length beyond the input is malformed.
-          CREW_CHECK(n <= size - pos, "Object::decode: list at byte offset ", at, " claims ", n,
-                     " elements but only ", size - pos, " bytes follow");
-          Object::Items items;
-          items.reserve(reserve_for(n));
-          for (uint32_t i = 0; i < n; ++i) items.push_back(value(depth + 1));
-          return Object::list(std::move(items));
-        }
-        case 8: {
-          uint32_t n = u32("dict length");
-          CREW_CHECK(n <= (size - pos) / 2, "Object::decode: dict at byte offset ", at, " claims ", n,
-                     " entries but only ", size - pos, " bytes follow");
-          Object::Pairs pairs;
-          pairs.reserve(reserve_for(n));
-          for (uint32_t i = 0; i < n; ++i) {
-            Object k = value(depth + 1);
-            Object v = value(depth + 1);
-            CREW_CHECK(k.kind() != Object::Kind::LIST && k.kind() != Object::Kind::DICT,
-                       "Object::decode: unhashable ", kind_name(k.kind()), " dict key at byte offset ", at);
-            pairs.emplace_back(std::move(k), std::move(v));
-          }
-          return Object::dict_of(std::move(pairs));
-        }
+        case 6:
+          return text(tag == 5);
+        case 7:
+          return list(depth, at);
+        case 8:
+          return dict(depth, at);
         default:
           CREW_THROW(ValueError, "Object::decode: unknown tag ", int(tag), " at byte offset ", at);
       }
+    }
+
+    // The payloads after a tag; `at` is the tag's offset (for messages).
+    Object float64() {
+      uint64_t bits = u64("float");
+      double v;
+      std::memcpy(&v, &bits, 8);
+      return Object(v);
+    }
+
+    Object text(bool is_str) {
+      uint32_t n = u32("length");
+      need(n, is_str ? "str" : "bytes");
+      std::string s(reinterpret_cast<const char*>(data + pos), n);
+      pos += n;
+      return is_str ? Object(std::move(s)) : Object::bytes(std::move(s));
+    }
+
+    Object list(size_t depth, size_t at) {
+      uint32_t n = u32("list length");
+      // Each element takes at least one byte: a length beyond the input is malformed.
+      CREW_CHECK(n <= size - pos, "Object::decode: list at byte offset ", at, " claims ", n,
+                 " elements but only ", size - pos, " bytes follow");
+      Object::Items items;
+      items.reserve(reserve_for(n));
+      for (uint32_t i = 0; i < n; ++i) items.push_back(value(depth + 1));
+      return Object::list(std::move(items));
+    }
+
+    Object dict(size_t depth, size_t at) {
+      uint32_t n = u32("dict length");
+      CREW_CHECK(n <= (size - pos) / 2, "Object::decode: dict at byte offset ", at, " claims ", n,
+                 " entries but only ", size - pos, " bytes follow");
+      Object::Pairs pairs;
+      pairs.reserve(reserve_for(n));
+      for (uint32_t i = 0; i < n; ++i) {
+        Object k = value(depth + 1);
+        Object v = value(depth + 1);
+        CREW_CHECK(k.kind() != Object::Kind::LIST && k.kind() != Object::Kind::DICT,
+                   "Object::decode: unhashable ", kind_name(k.kind()), " dict key at byte offset ", at);
+        pairs.emplace_back(std::move(k), std::move(v));
+      }
+      return Object::dict_of(std::move(pairs));
     }
   };
 
  private:
   static void put32(std::vector<uint8_t>& out, size_t v) {
     CREW_CHECK(v <= 0xffffffffu, "Object::encode: length ", v, " does not fit the format");
-    for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+    put_le(out, v, 4);
   }
-  static void put64(std::vector<uint8_t>& out, uint64_t v) {
-    for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  static void put64(std::vector<uint8_t>& out, uint64_t v) { put_le(out, v, 8); }
+  // The low `bytes` bytes of v, least significant first.
+  static void put_le(std::vector<uint8_t>& out, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
   }
 };
 

@@ -9,10 +9,14 @@
 //   if (evens->is_member()) crew::dist::all_reduce(x, ReduceOp::SUM, evens.get());
 //   crew::dist::destroy_process_group();              // also done at exit
 //
-// Rendezvous: ranks meet at the store on CREW_MASTER (or PADDLE_MASTER, MASTER_ADDR:PORT, ...
-// see docs/environment.md). Rank 0 hosts the store unless CREW_STORE_HOSTED=1 says the
-// launcher does. Keys live under "crew/<restart count>/<init generation>/", so a restarted job
-// never reads a previous attempt's keys.
+// Rendezvous (init_parallel_env): every rank connects to the job's TCPStore at CREW_MASTER
+// (else PADDLE_MASTER, MASTER_ADDR + MASTER_PORT, or the first of PADDLE_TRAINER_ENDPOINTS;
+// see docs/environment.md), which rank 0 hosts unless CREW_STORE_HOSTED=1 says the launcher
+// does. Through it the ranks check that they agree on the world (its size, no rank twice),
+// choose the backend ("auto": from the hosts they run on) and build the default group, whose
+// backend connects its ranks through the store in turn. Keys live under
+// "crew/<restart count>/<init generation>/", so a restarted job (or a second
+// init_parallel_env) never reads a previous attempt's keys.
 #include <chrono>
 #include <memory>
 #include <optional>

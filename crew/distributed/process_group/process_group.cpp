@@ -111,6 +111,19 @@ void check_list(const ProcessGroup& pg, const char* op, const std::vector<Tensor
   }
 }
 
+void check_p2p(const ProcessGroup& pg, const char* op, int peer, int tag, const char* what) {
+  check_peer(pg, op, peer, what);
+  CREW_CHECK(peer != pg.rank() && tag >= 0, where(pg, op), ": needs another rank and a tag >= 0, got ", what,
+             " ", peer, ", tag ", tag);
+}
+
+void check_alltoall(const ProcessGroup& pg, const std::vector<Tensor>& outputs,
+                    const std::vector<Tensor>& inputs) {
+  CREW_CHECK(!inputs.empty(), where(pg, "alltoall"), ": expected ", pg.size(), " input tensors, got 0");
+  check_list(pg, "alltoall", inputs, inputs[0], "input");
+  check_list(pg, "alltoall", outputs, inputs[0], "output");
+}
+
 }  // namespace detail
 
 // ---- the group of one rank ----

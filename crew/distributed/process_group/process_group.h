@@ -108,6 +108,11 @@ void check_peer(const ProcessGroup& pg, const char* op, int peer, const char* wh
 // Checks list.size() == size() and every entry matches `like` in dtype and numel.
 void check_list(const ProcessGroup& pg, const char* op, const std::vector<Tensor>& list, const Tensor& like,
                 const char* what);
+// check_peer, and peer is another rank and tag >= 0 (what send/recv need).
+void check_p2p(const ProcessGroup& pg, const char* op, int peer, int tag, const char* what);
+// alltoall's arguments: size() inputs and size() outputs, all like inputs[0].
+void check_alltoall(const ProcessGroup& pg, const std::vector<Tensor>& outputs,
+                    const std::vector<Tensor>& inputs);
 }  // namespace detail
 
 // A group of one rank (backend "self"): every collective is a local copy and completes at

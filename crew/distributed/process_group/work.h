@@ -1,6 +1,7 @@
 #pragma once
-// Work implementations shared by the backends: FutureWork, completed by a worker thread, and
-// completed_work(), a handle that is done at once (a world of one rank, a non-member).
+// Work implementations shared by the backends: FutureWork, completed by whichever thread ran
+// the op (a worker, or the waiting thread itself), and completed_work(), a handle that is
+// done at once (a world of one rank, a non-member).
 //
 //   auto work = std::make_shared<FutureWork>(OpInfo{"all_reduce", 1, 42, "default"}, timeout);
 //   // worker thread:  work->mark_done();  or  work->mark_done(std::current_exception());

@@ -44,11 +44,10 @@ ConvGeometry geometry(const Shape& x, const Shape& w, const Conv2dParams& p) {
 
 // Layouts. With plain NCHW everywhere oneDNN falls back to im2col + gemm ("gemm:jit");
 // letting it pick (format any -> nChw8c on AVX2, nChw16c on AVX-512) selects its direct jit
-// kernels, 1.5-2x faster even counting the reorders of activations in and out of each call
-// (measured on the seed net, docs/kernels.md). Exception, below AVX-512: the weight gradient
-// of a layer with few input channels (the first layer, C = 1 or 3) is faster as gemm on plain
-// data (AVX2: 1.1 ms against 1.8 ms per step for the seed's conv1); with AVX-512 the jit
-// kernel wins by far (0.10 ms, plus a 0.1 ms reorder, against 0.68 ms).
+// kernels, faster even counting the reorders of activations in and out of each call.
+// Exception, below AVX-512: the weight gradient of a layer with few input channels (the
+// first layer, C = 1 or 3) is faster as gemm on plain data; with AVX-512 the jit kernel wins
+// even with its reorder. docs/kernels.md ("Memory formats") has the figures.
 // CREW_CONV_PLAIN=1 forces plain layouts everywhere (for comparisons).
 bool plain_only() {
   static const bool plain = env::get_bool("CREW_CONV_PLAIN", false);

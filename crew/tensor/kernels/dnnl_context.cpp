@@ -1,6 +1,7 @@
 #include "crew/tensor/kernels/dnnl_context.h"
 
 #include <cstdlib>
+#include <iterator>
 
 #include "crew/core/check.h"
 #include "crew/tensor/kernels/threading.h"
@@ -9,8 +10,8 @@ namespace crew::kernels::detail {
 
 dnnl::engine& cpu_engine() {
   static dnnl::engine engine = [] {
-    // oneDNN's VTune (ITT) task annotations cost ~1.5% of a training step; off unless the
-    // user asked for them.
+    // oneDNN's VTune (ITT) task annotations cost a measurable part of a training step
+    // (docs/kernels.md, "Threads"); off unless the user asked for them.
     setenv("ONEDNN_ITT_TASK_LEVEL", "0", /*overwrite=*/0);
     return dnnl::engine(dnnl::engine::kind::cpu, 0);
   }();
@@ -27,27 +28,11 @@ dnnl::memory::dims to_dims(const Shape& shape) { return dnnl::memory::dims(shape
 
 dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims) {
   using tag = dnnl::memory::format_tag;
-  tag t = tag::x;
-  switch (dims.size()) {
-    case 1:
-      t = tag::x;
-      break;
-    case 2:
-      t = tag::nc;
-      break;
-    case 3:
-      t = tag::ncw;
-      break;
-    case 4:
-      t = tag::nchw;
-      break;
-    case 5:
-      t = tag::goihw;
-      break;
-    default:
-      CREW_THROW(ValueError, "oneDNN: unsupported rank ", dims.size());
-  }
-  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, t);
+  // The plain (row-major) tag of each rank, 1 to 5.
+  static constexpr tag kPlainTags[] = {tag::x, tag::nc, tag::ncw, tag::nchw, tag::goihw};
+  CREW_CHECK(dims.size() >= 1 && dims.size() <= std::size(kPlainTags), "oneDNN: unsupported rank ",
+             dims.size());
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, kPlainTags[dims.size() - 1]);
 }
 
 dnnl::memory as_memory(const Tensor& t, const dnnl::memory::desc& desc) {

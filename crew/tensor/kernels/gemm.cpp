@@ -10,8 +10,8 @@
 namespace crew::kernels {
 
 // float32 goes to oneDNN's sgemm (row-major): as fast as OpenBLAS or faster on the linear
-// layers' shapes (28 vs 33-41 us for 32x576x64, one thread), and it runs on the same OpenMP
-// team as the convolutions, where OpenBLAS's own pthreads would spin beside it.
+// layers' shapes (docs/kernels.md), and it runs on the same OpenMP team as the convolutions,
+// where OpenBLAS's own pthreads would spin beside it.
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   crew::detail::ensure_threads_initialized();

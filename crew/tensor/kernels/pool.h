@@ -21,7 +21,7 @@ Shape pool2d_output_shape(const Shape& x, const Pool2dParams& p);
 
 // DIRECT: crew's own NCHW loops (pool_direct.h); ONEDNN: oneDNN's jit pooling behind
 // nChw8c reorders. Both are tested against the reference; DIRECT is the default because it
-// measured faster (docs/kernels.md). CREW_POOL_IMPL=onednn selects oneDNN.
+// is faster (docs/kernels.md has the figures). CREW_POOL_IMPL=onednn selects oneDNN.
 enum class PoolImpl { DIRECT, ONEDNN };
 PoolImpl default_pool_impl();
 

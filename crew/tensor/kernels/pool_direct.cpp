@@ -148,7 +148,7 @@ void max_2x2(const float* x, float* y, int32_t* arg, const Plane& d) {
 }
 
 // Narrower outputs (rows of under 8 outputs are all masked blocks, and masked stores are
-// slow on AMD) measured faster with the zero-fill and scatter below (docs/kernels.md).
+// microcoded on AMD) are faster with the zero-fill and scatter below (docs/kernels.md).
 constexpr int64_t kMax2x2BackwardMinWidth = 8;
 
 // Backward of max_2x2: the windows tile the plane without overlap, so every element is

@@ -33,8 +33,8 @@ void apply(int n) {
 
 // A training step frees and reallocates the same few-MiB activation buffers every time.
 // glibc's defaults serve those from fresh mmaps (or trim them back to the OS), so every step
-// page-faults and zero-fills them again: a quarter of a step's CPU time on the seed net.
-// Keeping freed memory in the heap removes that. CREW_MALLOC_TUNING=0 leaves glibc alone.
+// page-faults and zero-fills them again, a large share of a step's CPU time (docs/kernels.md,
+// "Allocation"). Keeping freed memory in the heap removes that. CREW_MALLOC_TUNING=0 leaves glibc alone.
 void tune_allocator() {
   static std::once_flag once;
   std::call_once(once, [] {

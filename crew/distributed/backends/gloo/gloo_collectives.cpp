@@ -199,10 +199,7 @@ std::shared_ptr<Work> GlooProcessGroup::reduce_scatter(Tensor& output, const std
 
 std::shared_ptr<Work> GlooProcessGroup::alltoall(std::vector<Tensor>& outputs,
                                                  const std::vector<Tensor>& inputs) {
-  CREW_CHECK(!inputs.empty(), "alltoall (rank ", rank_, ", group ", options_.group_name, "): expected ",
-             size_, " input tensors, got 0");
-  detail::check_list(*this, "alltoall", inputs, inputs[0], "input");
-  detail::check_list(*this, "alltoall", outputs, inputs[0], "output");
+  detail::check_alltoall(*this, outputs, inputs);
   auto context = context_;
   const auto timeout = options_.timeout;
   std::vector<Tensor> ins = inputs;

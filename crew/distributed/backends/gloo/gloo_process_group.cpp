@@ -153,39 +153,34 @@ std::shared_ptr<Work> GlooProcessGroup::barrier() {
 }
 
 std::shared_ptr<Work> GlooProcessGroup::send(const Tensor& tensor, int dst, int tag) {
-  detail::check_tensor(*this, "send", tensor, "tensor");
-  detail::check_peer(*this, "send", dst, "dst");
-  CREW_CHECK(dst != rank_ && tag >= 0, "send (rank ", rank_, ", group ", options_.group_name,
-             "): needs another rank and a tag >= 0, got dst ", dst, ", tag ", tag);
-  auto context = context_;
-  const auto timeout = options_.timeout;
-  Tensor t = tensor;
-  return submit(
-      "send",
-      [context, timeout, t, dst, tag](uint32_t) {
-        if (t.nbytes() == 0) return;
-        auto buf = context->createUnboundBuffer(t.raw_data(), t.nbytes());
-        buf->send(dst, ::gloo::Slot::build(kP2PSlotPrefix, static_cast<uint32_t>(tag)));
-        if (!buf->waitSend(timeout)) CREW_THROW(CommError, "send to rank ", dst, " was aborted");
-      },
-      /*collective=*/false);
+  return point_to_point(true, tensor, dst, tag);
 }
 
 std::shared_ptr<Work> GlooProcessGroup::recv(Tensor& tensor, int src, int tag) {
-  detail::check_tensor(*this, "recv", tensor, "tensor");
-  detail::check_peer(*this, "recv", src, "src");
-  CREW_CHECK(src != rank_ && tag >= 0, "recv (rank ", rank_, ", group ", options_.group_name,
-             "): needs another rank and a tag >= 0, got src ", src, ", tag ", tag);
+  return point_to_point(false, tensor, src, tag);
+}
+
+std::shared_ptr<Work> GlooProcessGroup::point_to_point(bool sending, const Tensor& tensor, int peer,
+                                                       int tag) {
+  const char* op = sending ? "send" : "recv";
+  detail::check_tensor(*this, op, tensor, "tensor");
+  detail::check_p2p(*this, op, peer, tag, sending ? "dst" : "src");
   auto context = context_;
   const auto timeout = options_.timeout;
   Tensor t = tensor;
   return submit(
-      "recv",
-      [context, timeout, t, src, tag](uint32_t) {
+      op,
+      [context, timeout, t, sending, peer, tag](uint32_t) {
         if (t.nbytes() == 0) return;
         auto buf = context->createUnboundBuffer(t.raw_data(), t.nbytes());
-        buf->recv(src, ::gloo::Slot::build(kP2PSlotPrefix, static_cast<uint32_t>(tag)));
-        if (!buf->waitRecv(timeout)) CREW_THROW(CommError, "recv from rank ", src, " was aborted");
+        const auto slot = ::gloo::Slot::build(kP2PSlotPrefix, static_cast<uint32_t>(tag));
+        if (sending) {
+          buf->send(peer, slot);
+          if (!buf->waitSend(timeout)) CREW_THROW(CommError, "send to rank ", peer, " was aborted");
+        } else {
+          buf->recv(peer, slot);
+          if (!buf->waitRecv(timeout)) CREW_THROW(CommError, "recv from rank ", peer, " was aborted");
+        }
       },
       /*collective=*/false);
 }

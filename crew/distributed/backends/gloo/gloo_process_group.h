@@ -7,7 +7,8 @@
 //
 // The constructor rendezvouses: every rank publishes its listening address through the store
 // and connects to every other (a full mesh); it blocks up to options.timeout. Collectives run
-// on one worker thread per group, in issue order (see WorkQueue); each Gloo call is bounded by
+// in issue order in one WorkQueue per group: on its worker thread, or on the thread that waits
+// for the next op with the full timeout (see WorkQueue); each Gloo call is bounded by
 // options.timeout. A Gloo I/O failure (a peer died, a connection reset) becomes a CommError
 // and a Gloo timeout a TimeoutError, both naming op, rank, sequence number and group; after one
 // the group is unusable (later ops fail at once).
@@ -71,6 +72,8 @@ class GlooProcessGroup final : public ProcessGroup {
   // ranks that do not take part in a send agree on the tags of later collectives.
   std::shared_ptr<Work> submit(const char* op, std::function<void(uint32_t tag)> task,
                                bool collective = true);
+  // send (sending) or recv of `tensor` with `peer` on Gloo's point-to-point slot for `tag`.
+  std::shared_ptr<Work> point_to_point(bool sending, const Tensor& tensor, int peer, int tag);
 
   std::shared_ptr<::gloo::Context> context_;
   std::unique_ptr<WorkQueue> queue_;

@@ -142,23 +142,20 @@ class HierProcessGroup final : public ProcessGroup {
   }
 
   std::shared_ptr<Work> alltoall(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs) override {
-    CREW_CHECK(!inputs.empty(), "alltoall (rank ", rank_, ", group ", options_.group_name, "): expected ",
-               size_, " input tensors, got 0");
-    detail::check_list(*this, "alltoall", inputs, inputs[0], "input");
-    detail::check_list(*this, "alltoall", outputs, inputs[0], "output");
+    detail::check_alltoall(*this, outputs, inputs);
     std::vector<Tensor> outs = outputs;
     return delegate("alltoall", [outs, inputs](ProcessGroup& g) mutable { return g.alltoall(outs, inputs); });
   }
 
   std::shared_ptr<Work> send(const Tensor& tensor, int dst, int tag) override {
     detail::check_tensor(*this, "send", tensor, "tensor");
-    check_p2p("send", dst, tag);
+    detail::check_p2p(*this, "send", dst, tag, "peer");
     return delegate("send", [tensor, dst, tag](ProcessGroup& g) { return g.send(tensor, dst, tag); });
   }
 
   std::shared_ptr<Work> recv(Tensor& tensor, int src, int tag) override {
     detail::check_tensor(*this, "recv", tensor, "tensor");
-    check_p2p("recv", src, tag);
+    detail::check_p2p(*this, "recv", src, tag, "peer");
     Tensor t = tensor;
     return delegate("recv", [t, src, tag](ProcessGroup& g) mutable { return g.recv(t, src, tag); });
   }
@@ -170,12 +167,6 @@ class HierProcessGroup final : public ProcessGroup {
  private:
   ProcessGroupOptions sub_options(const std::string& part) const {
     return ProcessGroupOptions{options_.timeout, str_cat(options_.group_name, ".", part)};
-  }
-
-  void check_p2p(const char* op, int peer, int tag) const {
-    detail::check_peer(*this, op, peer, "peer");
-    CREW_CHECK(peer != rank_ && tag >= 0, op, " (rank ", rank_, ", group ", options_.group_name,
-               "): needs another rank and a tag >= 0, got peer ", peer, ", tag ", tag);
   }
 
   // Publishes this rank's vote and throws on every rank (the lowest failing rank's reason)

@@ -32,6 +32,17 @@ int64_t chunk_count(int64_t total, int64_t chunk) {
 
 }  // namespace
 
+template <typename Body>
+void ShmComm::for_each_chunk(ShmOp& op, int64_t total, int64_t chunk, const Body& body) {
+  const int64_t chunks = chunk_count(total, chunk);
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t off = c * chunk;
+    const int b = acquire_buffer(op);
+    body(off, std::min(chunk, total - off), b);
+    release_buffer(b);
+  }
+}
+
 void ShmComm::barrier(ShmOp& op) { round(op); }
 
 void ShmComm::all_reduce(ShmOp& op, void* data, int64_t count, DType dtype, ReduceOp rop) {
@@ -62,14 +73,9 @@ void ShmComm::reduce_chunks(ShmOp& op, void* data, int64_t count, DType dtype, R
   // own slice from its private input and the others' staged copies (reduce-scatter), then
   // copies the others' reduced slices out (all-gather; with root >= 0 only root does).
   const size_t esize = dtype_size(dtype);
-  const int64_t chunk_elems = static_cast<int64_t>(buffer_bytes() / esize);
-  const int64_t chunks = chunk_count(count, chunk_elems);
   const bool gathers = root < 0 || rank_ == root;
-  for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t off = c * chunk_elems;
-    const int64_t n = std::min(chunk_elems, count - off);
+  for_each_chunk(op, count, static_cast<int64_t>(buffer_bytes() / esize), [&](int64_t off, int64_t n, int b) {
     uint8_t* chunk_data = at(data, off * esize);
-    const int b = acquire_buffer(op);
     int64_t lo, hi;
     for (int r = 0; r < world_; ++r) {
       if (r == rank_) continue;
@@ -99,69 +105,46 @@ void ShmComm::reduce_chunks(ShmOp& op, void* data, int64_t count, DType dtype, R
         std::memcpy(chunk_data + lo * esize, buffer(r, b) + lo * esize, (hi - lo) * esize);
       }
     }
-    release_buffer(b);
-  }
+  });
 }
 
 void ShmComm::broadcast(ShmOp& op, void* data, size_t bytes, int root) {
-  const size_t chunk = buffer_bytes();
-  const int64_t chunks = chunk_count(static_cast<int64_t>(bytes), static_cast<int64_t>(chunk));
-  for (int64_t c = 0; c < chunks; ++c) {
-    const size_t off = size_t(c) * chunk;
-    const size_t n = std::min(chunk, bytes - std::min(bytes, off));
-    const int b = acquire_buffer(op);
+  for_each_chunk(op, int64_t(bytes), int64_t(buffer_bytes()), [&](int64_t off, int64_t n, int b) {
     if (rank_ == root) std::memcpy(buffer(root, b), at(data, off), n);
     round(op);
     if (rank_ != root) std::memcpy(at(data, off), buffer(root, b), n);
-    release_buffer(b);
-  }
+  });
 }
 
 void ShmComm::all_gather(ShmOp& op, const std::vector<void*>& outputs, const void* input, size_t bytes,
                          bool root_only, int root) {
-  const size_t chunk = buffer_bytes();
   const bool reads = !root_only || rank_ == root;
-  const int64_t chunks = chunk_count(static_cast<int64_t>(bytes), static_cast<int64_t>(chunk));
-  for (int64_t c = 0; c < chunks; ++c) {
-    const size_t off = size_t(c) * chunk;
-    const size_t n = std::min(chunk, bytes - std::min(bytes, off));
-    const int b = acquire_buffer(op);
+  for_each_chunk(op, int64_t(bytes), int64_t(buffer_bytes()), [&](int64_t off, int64_t n, int b) {
     std::memcpy(buffer(rank_, b), at(input, off), n);
     round(op);
     if (reads) {
       for (int r = 0; r < world_; ++r) std::memcpy(at(outputs[r], off), buffer(r, b), n);
     }
-    release_buffer(b);
-  }
+  });
 }
 
 void ShmComm::scatter(ShmOp& op, void* output, const std::vector<const void*>& inputs, size_t bytes,
                       int root) {
   const size_t part = part_bytes(buffer_bytes(), world_);
-  const int64_t chunks = chunk_count(static_cast<int64_t>(bytes), static_cast<int64_t>(part));
-  for (int64_t c = 0; c < chunks; ++c) {
-    const size_t off = size_t(c) * part;
-    const size_t n = std::min(part, bytes - std::min(bytes, off));
-    const int b = acquire_buffer(op);
+  for_each_chunk(op, int64_t(bytes), int64_t(part), [&](int64_t off, int64_t n, int b) {
     if (rank_ == root) {
       for (int r = 0; r < world_; ++r) std::memcpy(buffer(root, b) + r * part, at(inputs[r], off), n);
     }
     round(op);
     std::memcpy(at(output, off), buffer(root, b) + rank_ * part, n);
-    release_buffer(b);
-  }
+  });
 }
 
 void ShmComm::reduce_scatter(ShmOp& op, void* output, const std::vector<const void*>& inputs, int64_t count,
                              DType dtype, ReduceOp rop) {
   const size_t esize = dtype_size(dtype);
   const size_t part = part_bytes(buffer_bytes(), world_);
-  const int64_t part_elems = static_cast<int64_t>(part / esize);
-  const int64_t chunks = chunk_count(count, part_elems);
-  for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t off = c * part_elems;
-    const int64_t n = std::min(part_elems, count - off);
-    const int b = acquire_buffer(op);
+  for_each_chunk(op, count, static_cast<int64_t>(part / esize), [&](int64_t off, int64_t n, int b) {
     for (int r = 0; r < world_; ++r)
       std::memcpy(buffer(rank_, b) + r * part, at(inputs[r], off * esize), n * esize);
     round(op);
@@ -173,23 +156,17 @@ void ShmComm::reduce_scatter(ShmOp& op, void* output, const std::vector<const vo
       for (int r = 2; r < world_; ++r) reduce_into(out, buffer(r, b) + rank_ * part, n, dtype, rop);
     }
     if (rop == ReduceOp::AVG) finish_avg(out, n, dtype, world_);
-    release_buffer(b);
-  }
+  });
 }
 
 void ShmComm::alltoall(ShmOp& op, const std::vector<void*>& outputs, const std::vector<const void*>& inputs,
                        size_t bytes) {
   const size_t part = part_bytes(buffer_bytes(), world_);
-  const int64_t chunks = chunk_count(static_cast<int64_t>(bytes), static_cast<int64_t>(part));
-  for (int64_t c = 0; c < chunks; ++c) {
-    const size_t off = size_t(c) * part;
-    const size_t n = std::min(part, bytes - std::min(bytes, off));
-    const int b = acquire_buffer(op);
+  for_each_chunk(op, int64_t(bytes), int64_t(part), [&](int64_t off, int64_t n, int b) {
     for (int r = 0; r < world_; ++r) std::memcpy(buffer(rank_, b) + r * part, at(inputs[r], off), n);
     round(op);
     for (int r = 0; r < world_; ++r) std::memcpy(at(outputs[r], off), buffer(r, b) + rank_ * part, n);
-    release_buffer(b);
-  }
+  });
 }
 
 }  // namespace crew::dist::detail

@@ -1,7 +1,8 @@
 #pragma once
 // ShmComm: the synchronous engine of the shm backend (internal). It owns the mapped segment
-// and runs one collective at a time (on the group's collective thread) plus, concurrently,
-// one send and one recv (on their own threads).
+// and runs one collective at a time plus, concurrently, one send and one recv, each kind from
+// its own ShmOpQueue: on that queue's worker thread, or inline on a thread that waits for the
+// op (shm_op_queue.h).
 //
 // A collective is a sequence of rounds. In a round every rank writes into its own staging
 // buffer, bumps its step flag, and waits until every rank's step reached the same value; then
@@ -102,6 +103,10 @@ class ShmComm {
   void agree_on_segment(Store& store, const std::string& prefix, const std::string& vote);
   // Chunked reduce-scatter + all-gather; root < 0: every rank gets the result, else only root.
   void reduce_chunks(ShmOp& op, void* data, int64_t count, DType dtype, ReduceOp rop, int root);
+  // Calls body(off, n, b) for each chunk [off, off + n) of `total` units, `chunk` units at a
+  // time, with staging buffer b acquired for it (at least once: every op runs a round).
+  template <typename Body>
+  void for_each_chunk(ShmOp& op, int64_t total, int64_t chunk, const Body& body);
 
   // ---- rounds and buffers (shm_comm.cpp) ----
   // Signals this rank's next step and waits for every rank to reach it.
@@ -149,7 +154,7 @@ class ShmComm {
   std::vector<pid_t> peer_pids_;
   std::vector<uint64_t> peer_start_times_;
 
-  // Collective-thread state.
+  // Collective state: touched by one collective at a time, whichever thread runs it.
   uint32_t my_step_ = 0;
   uint32_t free_after_[2] = {0, 0};
   int next_buffer_ = 0;

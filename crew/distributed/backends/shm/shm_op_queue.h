@@ -4,7 +4,7 @@
 //
 // Async use (DataParallel overlapping all_reduce with backward) gets the worker; the common
 // "issue, then wait at once" pattern runs on the caller's thread and pays no thread handoff,
-// which is what a 4-byte all_reduce in a few microseconds needs. The worker leaves a new op
+// which would cost more than a small all_reduce itself (docs/shm.md). The worker leaves a new op
 // alone for `start_delay` so that it does not race such a caller for it (a race that, with
 // more threads than cores, lets a waiting caller starve the worker), unless a caller waits on
 // it with a shorter timeout, which never runs inline: then the worker starts it at once.

@@ -100,10 +100,7 @@ class ShmProcessGroup final : public ProcessGroup {
   }
 
   std::shared_ptr<Work> alltoall(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs) override {
-    CREW_CHECK(!inputs.empty(), "alltoall (rank ", rank_, ", group ", options_.group_name, "): expected ",
-               size_, " input tensors, got 0");
-    detail::check_list(*this, "alltoall", inputs, inputs[0], "input");
-    detail::check_list(*this, "alltoall", outputs, inputs[0], "output");
+    detail::check_alltoall(*this, outputs, inputs);
     std::vector<Tensor> outs = outputs;
     std::vector<Tensor> ins = inputs;
     return issue(*collectives_, ShmOpKind::ALLTOALL, ins[0].numel(), ins[0].dtype(), 0, ReduceOp::SUM,
