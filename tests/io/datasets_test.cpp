@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "crew/io/datasets/cifar10.h"
 #include "crew/io/datasets/idx.h"
