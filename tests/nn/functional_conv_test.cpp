@@ -1,18 +1,12 @@
 // Gradient checks of conv2d, max/avg pooling and linear (float32 kernels and float64 linear).
-#include "tests/testing/gradcheck.h"
-
 #include <numeric>
 
-#include "crew/autograd/ops.h"
-#include "crew/nn/functional.h"
+#include "tests/nn/functional_test_util.h"
 
 namespace crew {
 namespace {
 
-namespace F = nn::functional;
-using testing::expect_gradients_match;
-using testing::random_input;
-using Inputs = std::vector<Tensor>;
+using namespace nn::functional_testing;
 
 TEST(FunctionalConvTest, Conv2dGradientsWithStridePaddingDilationGroups) {
   Tensor x = random_input({2, 4, 7, 6}, DType::FLOAT32, 1);

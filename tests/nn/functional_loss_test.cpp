@@ -1,18 +1,12 @@
 // cross_entropy, mse_loss, accuracy, batch_norm.
-#include "tests/testing/gradcheck.h"
-
 #include <cmath>
 
-#include "crew/autograd/ops.h"
-#include "crew/nn/functional.h"
+#include "tests/nn/functional_test_util.h"
 
 namespace crew {
 namespace {
 
-namespace F = nn::functional;
-using testing::expect_gradients_match;
-using testing::random_input;
-using Inputs = std::vector<Tensor>;
+using namespace nn::functional_testing;
 
 TEST(FunctionalLossTest, CrossEntropyGradientsAllReductions) {
   Tensor logits = random_input({4, 5});
