@@ -63,8 +63,8 @@ inline Bytes mnist_labels(uint32_t n) {
 }
 
 // Writes {prefix}-images-idx3-ubyte and -labels-idx1-ubyte (gzipped when gz) into dir.
-inline void write_mnist(const std::string& dir, const std::string& prefix, uint32_t n, bool gz, uint32_t h = 28,
-                        uint32_t w = 28) {
+inline void write_mnist(const std::string& dir, const std::string& prefix, uint32_t n, bool gz,
+                        uint32_t h = 28, uint32_t w = 28) {
   Bytes images = idx_bytes({n, h, w}, mnist_pixels(n, h, w));
   Bytes labels = idx_bytes({n}, mnist_labels(n));
   std::string suffix = gz ? ".gz" : "";

@@ -23,11 +23,16 @@ TEST(FunctionalActivationTest, GradientsFloat32OneDnn) {
     expect_gradients_match(
         [kind](const Inputs& in) {
           switch (kind) {
-            case 0: return F::relu(in[0]);
-            case 1: return F::sigmoid(in[0]);
-            case 2: return F::tanh(in[0]);
-            case 3: return F::gelu(in[0]);
-            default: return F::gelu(in[0], true);
+            case 0:
+              return F::relu(in[0]);
+            case 1:
+              return F::sigmoid(in[0]);
+            case 2:
+              return F::tanh(in[0]);
+            case 3:
+              return F::gelu(in[0]);
+            default:
+              return F::gelu(in[0], true);
           }
         },
         {x}, testing::float32_options());
