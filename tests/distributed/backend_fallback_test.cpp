@@ -8,8 +8,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include "crew/distributed/backends/backend_unavailable.h"
@@ -18,14 +16,15 @@
 #include "crew/distributed/parallel/parallel.h"
 #include "tests/distributed/hosted_job.h"
 #include "tests/distributed/shm_harness.h"
+#include "tests/testing/child_expect.h"
+#include "tests/testing/store_ptr.h"
+#include "tests/testing/text.h"
 
 namespace crew::dist {
 namespace {
 
-#define CHILD_EXPECT(cond, ...)                                                      \
-  do {                                                                               \
-    if (!(cond)) throw std::runtime_error(str_cat(#cond, " failed: ", __VA_ARGS__)); \
-  } while (0)
+using testing::expect_all_ok;
+using testing::expect_throws;
 
 // Forks `world` ranks of one job against a store served here; CREW_BACKEND=backend.
 std::vector<testing::RankResult> run_job(int world, const std::string& backend,
@@ -46,10 +45,7 @@ class StderrCapture {
     ::close(fd);
   }
   ~StderrCapture() { ::unlink(path_.c_str()); }
-  std::string text() const {
-    std::ifstream in(path_);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  std::string text() const { return testing::read_file(path_); }
 
  private:
   std::string path_;
@@ -65,6 +61,22 @@ void check_sum(int rank, int world) {
   CHILD_EXPECT(t.to_vector<float>() == std::vector<float>(1001, world * (world + 1) / 2.0f), t);
 }
 
+// A job of `world` ranks on simulated hosts of `per_host`, CREW_BACKEND=requested and
+// CREW_SHM_MAX_BYTES=4096 in rank short_rank (if any): every rank's default group has
+// backend `expected`, and a sum over it is right.
+void expect_job_backend(int world, int per_host, const std::string& requested, const std::string& expected,
+                        int short_rank = -1) {
+  auto results = run_job(world, requested, [&](int rank) {
+    simulate_hosts(rank, per_host);
+    if (rank == short_rank) ::setenv("CREW_SHM_MAX_BYTES", "4096", 1);
+    auto group = init_parallel_env();
+    CHILD_EXPECT(group->backend() == expected, group->backend());
+    check_sum(rank, world);
+    destroy_process_group();
+  });
+  expect_all_ok(results);
+}
+
 TEST(BackendChoice, AutoPicksHierOnTwoHostsOfTwoAndGlooWithALoneRank) {
   auto results = run_job(4, "auto", [](int rank) {
     simulate_hosts(rank, 2);
@@ -78,52 +90,30 @@ TEST(BackendChoice, AutoPicksHierOnTwoHostsOfTwoAndGlooWithALoneRank) {
     CHILD_EXPECT(sub->backend() == "hier", sub->backend());
     destroy_process_group();
   });
-  testing::expect_all_ok(results);
-  results = run_job(4, "auto", [](int rank) {
-    simulate_hosts(rank, 3);  // hosts of 3 and 1 ranks
-    auto group = init_parallel_env();
-    CHILD_EXPECT(group->backend() == "gloo", group->backend());
-    check_sum(rank, 4);
-    destroy_process_group();
-  });
-  testing::expect_all_ok(results);
-  results = run_job(4, "hier", [](int rank) {
-    simulate_hosts(rank, 3);  // forced: works with a lone rank too
-    auto group = init_parallel_env();
-    CHILD_EXPECT(group->backend() == "hier", group->backend());
-    check_sum(rank, 4);
-    destroy_process_group();
-  });
-  testing::expect_all_ok(results);
+  expect_all_ok(results);
+  expect_job_backend(4, 3, "auto", "gloo");  // hosts of 3 and 1 ranks
+  expect_job_backend(4, 3, "hier", "hier");  // forced: works with a lone rank too
 }
 
 // The backend alone: rank 0 creates the segment, rank 1 may not map it; both throw
 // BackendUnavailableError naming rank 1 and both sizes, and nothing is left in /dev/shm.
 TEST(ShmFallbackFault, OneRankThatCannotMapFailsEveryRankAlike) {
-  const std::string job = "fallbackvote" + std::to_string(::getpid());
-  ::setenv("CREW_JOB_ID", job.c_str(), 1);
+  const std::string prefix = testing::shm::set_unique_job("fallbackvote");
   ShmOptions defaults;
   const size_t need = shm_segment_bytes(2, defaults);
   auto results = testing::shm::run_ranks(2, [&](int rank, Store& store) {
     ShmOptions shm;
     if (rank == 1) shm.max_bytes = 4096;
-    std::shared_ptr<Store> borrowed(&store, [](Store*) {});
-    try {
-      create_shm_process_group(borrowed, rank, 2, ProcessGroupOptions{std::chrono::seconds(30), "default"},
-                               shm);
-    } catch (const BackendUnavailableError& e) {
-      const std::string msg = e.what();
-      for (const std::string& part :
-           std::vector<std::string>{"shm rendezvous (rank " + std::to_string(rank), "rank 1 could not map",
-                                    "need " + std::to_string(need) + " bytes", "4096 available"}) {
-        SHM_REQUIRE(msg.find(part) != std::string::npos, "'", msg, "' lacks '", part, "'");
-      }
-      return;
-    }
-    SHM_REQUIRE(false, "expected BackendUnavailableError");
+    expect_throws<BackendUnavailableError>(
+        [&] {
+          create_shm_process_group(testing::borrow_store(store), rank, 2,
+                                   ProcessGroupOptions{std::chrono::seconds(30), "default"}, shm);
+        },
+        {"shm rendezvous (rank " + std::to_string(rank), "rank 1 could not map",
+         "need " + std::to_string(need) + " bytes", "4096 available"});
   });
-  for (const auto& r : results) EXPECT_TRUE(r.ok());
-  EXPECT_TRUE(testing::shm::shm_entries(std::string(shm_segment_prefix()) + job).empty());
+  expect_all_ok(results);
+  EXPECT_TRUE(testing::shm::shm_entries(prefix).empty());
 }
 
 TEST(ShmFallbackFault, AutoFallsBackToGlooOnEveryRankAndRankZeroWarns) {
@@ -141,53 +131,31 @@ TEST(ShmFallbackFault, AutoFallsBackToGlooOnEveryRankAndRankZeroWarns) {
     CHILD_EXPECT(warned == (rank == 0), "rank ", rank, " log: ", log);
     if (rank == 0) CHILD_EXPECT(log.find("rank 1 could not map") != std::string::npos, log);
   });
-  testing::expect_all_ok(results);
+  expect_all_ok(results);
 }
 
 TEST(ShmFallbackFault, ForcedShmGivesTheErrorOnEveryRank) {
   auto results = run_job(2, "shm", [](int rank) {
     if (rank == 0) ::setenv("CREW_SHM_MAX_BYTES", "4096", 1);
-    try {
-      init_parallel_env();
-    } catch (const BackendUnavailableError& e) {
-      const std::string msg = e.what();
-      CHILD_EXPECT(msg.find("rank 0 could not create") != std::string::npos, msg);
-      CHILD_EXPECT(msg.find("too small for the shared-memory buffers: need ") != std::string::npos, msg);
-      CHILD_EXPECT(msg.find("4096 available") != std::string::npos, msg);
-      return;
-    }
-    throw std::runtime_error("expected BackendUnavailableError");
+    expect_throws<BackendUnavailableError>(
+        [] { init_parallel_env(); },
+        {"rank 0 could not create", "too small for the shared-memory buffers: need ", "4096 available"});
   });
-  testing::expect_all_ok(results);
+  expect_all_ok(results);
 }
 
 // One rank of one host lacks the memory: the hier group agrees across both hosts, and all
 // four ranks fall back to Gloo.
 TEST(ShmFallbackFault, AutoHierFallsBackToGlooWhenOneHostLacksSharedMemory) {
-  auto results = run_job(4, "auto", [](int rank) {
+  expect_job_backend(4, 2, "auto", "gloo", /*short_rank=*/3);
+  auto results = run_job(4, "hier", [](int rank) {
     simulate_hosts(rank, 2);
     if (rank == 3) ::setenv("CREW_SHM_MAX_BYTES", "4096", 1);
-    auto group = init_parallel_env();
-    CHILD_EXPECT(group->backend() == "gloo", group->backend());
-    check_sum(rank, 4);
-    destroy_process_group();
+    expect_throws<BackendUnavailableError>(
+        [] { init_parallel_env(); },
+        {"host 1 (rank 2) could not set up its shared-memory group", "rank 1 could not map"});
   });
-  testing::expect_all_ok(results);
-  results = run_job(4, "hier", [](int rank) {
-    simulate_hosts(rank, 2);
-    if (rank == 3) ::setenv("CREW_SHM_MAX_BYTES", "4096", 1);
-    try {
-      init_parallel_env();
-    } catch (const BackendUnavailableError& e) {
-      const std::string msg = e.what();
-      CHILD_EXPECT(msg.find("host 1 (rank 2) could not set up its shared-memory group") != std::string::npos,
-                   msg);
-      CHILD_EXPECT(msg.find("rank 1 could not map") != std::string::npos, msg);
-      return;
-    }
-    throw std::runtime_error("expected BackendUnavailableError");
-  });
-  testing::expect_all_ok(results);
+  expect_all_ok(results);
 }
 
 }  // namespace

@@ -19,21 +19,16 @@
 #include "crew/distributed/parallel/parallel.h"
 #include "crew/distributed/store/socket.h"
 #include "crew/distributed/store/tcp_store.h"
+#include "tests/testing/child_expect.h"
 #include "tests/testing/multiprocess.h"
+#include "tests/testing/text.h"
 
 namespace crew::dist {
 namespace {
 
 using namespace std::chrono_literals;
 
-// A child's check: throws (so run_ranks reports it) when `cond` is false.
-void child_expect(bool cond, const std::string& what) {
-  if (!cond) throw std::runtime_error(what);
-}
-
-bool has(const std::string& text, const std::string& needle) {
-  return text.find(needle) != std::string::npos;
-}
+using testing::has;
 
 void set_rank(int rank, int world) {
   ::setenv("CREW_RANK", std::to_string(rank).c_str(), 1);
@@ -45,14 +40,18 @@ void set_rank(int rank, int world) {
 // init_parallel_env must throw E; returns its message (or throws when it did not).
 template <typename E>
 std::string init_error() {
-  try {
-    init_parallel_env();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    throw std::runtime_error(std::string("init_parallel_env threw the wrong type: ") + e.what());
-  }
-  throw std::runtime_error("init_parallel_env succeeded on a bad configuration");
+  return testing::expect_throws<E>([] { init_parallel_env(); });
+}
+
+using Env = std::vector<std::pair<std::string, std::string>>;
+
+// Runs fn in one process with `env`, under the 40 s hang guard; it must succeed.
+void expect_one_process_ok(Env env, const std::function<void()>& fn) {
+  testing::RunRanksOptions o;
+  o.timeout = 40s;
+  o.env = std::move(env);
+  testing::expect_all_ok(testing::run_ranks(
+      1, [&](int, int) { fn(); }, o));
 }
 
 // Children of one job on a store this test process serves (as the launcher does).
@@ -78,7 +77,7 @@ TEST(BadConfigFault, TwoProcessesWithOneRankFailEveryRankNamingIt) {
   auto results = job.run(3, [](int i) {
     set_rank(i == 2 ? 1 : i, 3);
     const std::string msg = init_error<ValueError>();
-    child_expect(has(msg, "rank 1 is claimed twice: by process ") && has(msg, " pid "), msg);
+    CHILD_EXPECT(has(msg, "rank 1 is claimed twice: by process ") && has(msg, " pid "), msg);
   });
   testing::expect_all_ok(results);
 }
@@ -88,10 +87,10 @@ TEST(BadConfigFault, RanksThatDisagreeOnTheWorldSizeNameBothSizes) {
   auto results = job.run(3, [](int i) {
     set_rank(i, i == 2 ? 4 : 3);  // rank 2 was told 4, the others 3
     const std::string msg = init_error<ValueError>();
-    child_expect(has(msg, "disagrees with world size") &&
+    CHILD_EXPECT(has(msg, "disagrees with world size") &&
                      (has(msg, "world size 4 (crew") || has(msg, "world size 3 (crew")),
                  msg);
-    child_expect(has(msg, "disagrees with world size 3") || has(msg, "disagrees with world size 4"), msg);
+    CHILD_EXPECT(has(msg, "disagrees with world size 3") || has(msg, "disagrees with world size 4"), msg);
   });
   testing::expect_all_ok(results);
 }
@@ -102,7 +101,7 @@ TEST(BadConfigFault, RankOutOfRangeNamesTheRankAndTheWorldSize) {
     set_rank(0, 2);
     ::setenv("CREW_RANK", "5", 1);
     const std::string msg = init_error<ValueError>();
-    child_expect(has(msg, "rank 5 is out of range for world size 2"), msg);
+    CHILD_EXPECT(has(msg, "rank 5 is out of range for world size 2"), msg);
   });
   testing::expect_all_ok(results);
 }
@@ -112,86 +111,62 @@ TEST(BadConfigFault, RanksThatNeverArriveAreNamedAtTheStoreTimeout) {
   auto results = job.run(2, [](int i) {
     set_rank(i, 4);  // ranks 2 and 3 are never started
     const std::string msg = init_error<TimeoutError>();
-    child_expect(has(msg, "ranks [2, 3] did not arrive within 2000 ms"), msg);
+    CHILD_EXPECT(has(msg, "ranks [2, 3] did not arrive within 2000 ms"), msg);
   });
   testing::expect_all_ok(results);
 }
 
 TEST(BadConfigFault, AMasterAddressThatDoesNotResolveFailsAtOnceNamingIt) {
-  testing::RunRanksOptions o;
-  o.timeout = 40s;
-  o.env = {{"CREW_MASTER", "no-such-host.invalid:29555"}, {"CREW_STORE_TIMEOUT", "120s"}};
-  auto results = testing::run_ranks(
-      1,
-      [](int, int) {
-        set_rank(1, 2);
-        const std::string msg = init_error<StoreError>();
-        child_expect(
-            has(msg, "cannot resolve the store host 'no-such-host.invalid'") && has(msg, "CREW_MASTER"), msg);
-      },
-      o);
-  testing::expect_all_ok(results);
+  const Env env = {{"CREW_MASTER", "no-such-host.invalid:29555"}, {"CREW_STORE_TIMEOUT", "120s"}};
+  expect_one_process_ok(env, [] {
+    set_rank(1, 2);
+    const std::string msg = init_error<StoreError>();
+    CHILD_EXPECT(has(msg, "cannot resolve the store host 'no-such-host.invalid'") && has(msg, "CREW_MASTER"),
+                 msg);
+  });
 }
 
 TEST(BadConfigFault, AnAddressNobodyServesIsRetriedOnlyUntilTheStoreTimeout) {
   int port = 0;
   { net::Fd fd = net::listen_on("127.0.0.1", 0, 1, &port); }  // free now: connections are refused
-  testing::RunRanksOptions o;
-  o.timeout = 40s;
-  o.env = {{"CREW_MASTER", "127.0.0.1:" + std::to_string(port)}, {"CREW_STORE_TIMEOUT", "2s"}};
-  auto results = testing::run_ranks(
-      1,
-      [port](int, int) {
-        set_rank(1, 2);
-        const std::string msg = init_error<StoreError>();
-        child_expect(has(msg, "cannot connect to 127.0.0.1:" + std::to_string(port) + " after "), msg);
-        child_expect(has(msg, "Connection refused"), msg);
-      },
-      o);
-  testing::expect_all_ok(results);
+  const Env env = {{"CREW_MASTER", "127.0.0.1:" + std::to_string(port)}, {"CREW_STORE_TIMEOUT", "2s"}};
+  expect_one_process_ok(env, [&] {
+    set_rank(1, 2);
+    const std::string msg = init_error<StoreError>();
+    CHILD_EXPECT(has(msg, "cannot connect to 127.0.0.1:" + std::to_string(port) + " after "), msg);
+    CHILD_EXPECT(has(msg, "Connection refused"), msg);
+  });
 }
 
 TEST(BadConfigFault, RankZeroOnAPortInUseNamesThePort) {
   int port = 0;
   net::Fd busy = net::listen_on("127.0.0.1", 0, 1, &port);  // held for the whole test
-  testing::RunRanksOptions o;
-  o.timeout = 40s;
-  o.env = {{"CREW_MASTER", "127.0.0.1:" + std::to_string(port)},
-           {"CREW_STORE_HOSTED", "0"},
-           {"CREW_STORE_TIMEOUT", "120s"}};
-  auto results = testing::run_ranks(
-      1,
-      [port](int, int) {
-        set_rank(0, 2);
-        const std::string msg = init_error<StoreError>();
-        child_expect(has(msg, "cannot listen on 127.0.0.1:" + std::to_string(port)) &&
-                         has(msg, "Address already in use"),
-                     msg);
-      },
-      o);
-  testing::expect_all_ok(results);
+  const Env env = {{"CREW_MASTER", "127.0.0.1:" + std::to_string(port)},
+                   {"CREW_STORE_HOSTED", "0"},
+                   {"CREW_STORE_TIMEOUT", "120s"}};
+  expect_one_process_ok(env, [&] {
+    set_rank(0, 2);
+    const std::string msg = init_error<StoreError>();
+    CHILD_EXPECT(
+        has(msg, "cannot listen on 127.0.0.1:" + std::to_string(port)) && has(msg, "Address already in use"),
+        msg);
+  });
 }
 
 TEST(BadConfigFault, AWrongJobTokenIsRefusedNamingTheToken) {
   TCPStoreServerOptions so;
   so.job_token = "the-right-one";
   TCPStoreServer server(so);
-  testing::RunRanksOptions o;
-  o.timeout = 40s;
-  o.env = {{"CREW_MASTER", "127.0.0.1:" + std::to_string(server.port())},
-           {"CREW_STORE_HOSTED", "1"},
-           {"CREW_JOB_TOKEN", "a-wrong-one"},
-           {"CREW_STORE_TIMEOUT", "120s"}};
-  auto results = testing::run_ranks(
-      1,
-      [](int, int) {
-        set_rank(1, 2);
-        const std::string msg = init_error<StoreError>();
-        child_expect(
-            has(msg, "refused: the client presented a wrong job token") && has(msg, "CREW_JOB_TOKEN"), msg);
-      },
-      o);
-  testing::expect_all_ok(results);
+  const Env env = {{"CREW_MASTER", "127.0.0.1:" + std::to_string(server.port())},
+                   {"CREW_STORE_HOSTED", "1"},
+                   {"CREW_JOB_TOKEN", "a-wrong-one"},
+                   {"CREW_STORE_TIMEOUT", "120s"}};
+  expect_one_process_ok(env, [] {
+    set_rank(1, 2);
+    const std::string msg = init_error<StoreError>();
+    CHILD_EXPECT(has(msg, "refused: the client presented a wrong job token") && has(msg, "CREW_JOB_TOKEN"),
+                 msg);
+  });
   EXPECT_EQ(server.dropped_clients(), 1u);
 }
 

@@ -16,11 +16,13 @@
 #include "crew/io/batch_sampler.h"
 #include "crew/io/dataset.h"
 #include "tests/distributed/hang_job_util.h"
+#include "tests/testing/child_expect.h"
 
 namespace crew::dist {
 namespace {
 
-using testing_hang::expect_contains;
+using testing::error_of;
+using testing::expect_contains;
 using testing_hang::HangJobOptions;
 using testing_hang::run_hang_job;
 using testing_hang::show;
@@ -36,17 +38,6 @@ class HangFault : public ::testing::TestWithParam<std::string> {
 };
 class DesyncFault : public HangFault {};
 
-// The error text of running `fn`, "" when it did not throw.
-template <typename E, typename Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST_P(HangFault, RankThatStopsCallingIsNamedWhenTheCollectiveTimesOut) {
   auto results = run_hang_job(
       2,
@@ -61,7 +52,7 @@ TEST_P(HangFault, RankThatStopsCallingIsNamedWhenTheCollectiveTimesOut) {
         }
         const std::string error = error_of<TimeoutError>([&] { all_reduce(t); });
         store->set("rank0_done", "1");
-        HANG_CHILD_EXPECT(!error.empty(), "expected a TimeoutError");
+        CHILD_EXPECT(!error.empty(), "expected a TimeoutError");
         show(rank, error);
         expect_contains(error, "all_reduce (rank 0, seq 3, group default): timed out after");
         expect_contains(error, "rank 0 is in all_reduce #3 (4096 floats, SUM)");
@@ -83,18 +74,18 @@ TEST_P(HangFault, WatchdogReportsAStallAndTheOpStillCompletes) {
         if (rank == 1) {  // joins only after rank 0's watchdog has reported the stall
           store->wait({"reported"}, std::chrono::seconds(30));
           all_reduce(t);
-          HANG_CHILD_EXPECT(t.to_vector<float>()[0] == 3.0f, "sum of 1 and 2");
+          CHILD_EXPECT(t.to_vector<float>()[0] == 3.0f, "sum of 1 and 2");
           return;
         }
         auto work = all_reduce(t, ReduceOp::SUM, nullptr, /*sync_op=*/false);
         auto* pg = dynamic_cast<DebugProcessGroup*>(default_group()->process_group());
-        HANG_CHILD_EXPECT(pg != nullptr, "the default group is wrapped");
+        CHILD_EXPECT(pg != nullptr, "the default group is wrapped");
         Deadline deadline(std::chrono::seconds(20));
         while (pg->hang_reports().empty() && !deadline.expired()) {
           std::this_thread::sleep_for(std::chrono::milliseconds(20));
         }
         store->set("reported", "1");
-        HANG_CHILD_EXPECT(!pg->hang_reports().empty(), "the watchdog reported nothing within 20 s");
+        CHILD_EXPECT(!pg->hang_reports().empty(), "the watchdog reported nothing within 20 s");
         const std::string report = pg->hang_reports().front();
         show(rank, report);
         expect_contains(report, "(CREW_HANG_TIMEOUT 1 s)");
@@ -102,7 +93,7 @@ TEST_P(HangFault, WatchdogReportsAStallAndTheOpStillCompletes) {
         expect_contains(report, "rank 1 is not in a collective (its last: none)");
         expect_contains(report, "behind: rank 1 has not issued #0");
         work->wait();
-        HANG_CHILD_EXPECT(t.to_vector<float>()[0] == 3.0f, "sum of 1 and 2");
+        CHILD_EXPECT(t.to_vector<float>()[0] == 3.0f, "sum of 1 and 2");
       },
       [&] {
         auto o = job({{"CREW_HANG_TIMEOUT", "1s"}});
@@ -166,15 +157,8 @@ TEST_P(HangFault, DeadRankSendsNoReport) {
         Tensor t = Tensor::ones({1024});
         for (int i = 0; i < 2; ++i) all_reduce(t);
         if (rank == 1) ::_exit(0);  // dies: no destructor, no goodbye in the store
-        std::string error;
-        try {
-          all_reduce(t);
-        } catch (const TimeoutError& e) {
-          error = e.what();
-        } catch (const CommError& e) {
-          error = e.what();
-        }
-        HANG_CHILD_EXPECT(!error.empty(), "expected TimeoutError or CommError");
+        const std::string error = error_of<TimeoutError, CommError>([&] { all_reduce(t); });
+        CHILD_EXPECT(!error.empty(), "expected TimeoutError or CommError");
         show(rank, error);
         expect_contains(error, "all_reduce (rank 0, seq 2, group default)");
         expect_contains(error, "rank 0 is in all_reduce #2 (1024 floats, SUM)");
@@ -198,7 +182,7 @@ TEST_P(DesyncFault, DifferentCollectivesAreNamedAtOnceUnderDetail) {
           else
             all_reduce(t);
         });
-        HANG_CHILD_EXPECT(!error.empty(), "expected a DesyncError");
+        CHILD_EXPECT(!error.empty(), "expected a DesyncError");
         show(rank, error);
         expect_contains(error, "the ranks disagree on this collective (CREW_DIST_DEBUG=DETAIL)");
         expect_contains(error, "rank 0 is in broadcast #2 (4096 floats, root 0)");
@@ -218,19 +202,14 @@ TEST_P(DesyncFault, DifferentCollectivesWithoutDetailAreNamedWhenTheyFail) {
         init_parallel_env();
         Tensor t = Tensor::ones({4096});
         all_reduce(t);
-        std::string error;
-        try {
+        const std::string error = error_of<CommError, TimeoutError>([&] {
           if (rank == 0)
             broadcast(t, 0);
           else
             all_reduce(t);
           barrier();
-        } catch (const CommError& e) {
-          error = e.what();
-        } catch (const TimeoutError& e) {
-          error = e.what();
-        }
-        HANG_CHILD_EXPECT(!error.empty(), "expected the mismatched collectives to fail");
+        });
+        CHILD_EXPECT(!error.empty(), "expected the mismatched collectives to fail");
         show(rank, error);
         expect_contains(error,
                         "desync: ranks issued different collectives as #1: rank 0 broadcast #1 (4096 floats, "
@@ -251,7 +230,7 @@ TEST_P(DesyncFault, MismatchedSizesAndDtypesUnderDetailThenTheGroupStillWorks) {
         init_parallel_env(options);
         Tensor t = Tensor::ones({rank == 0 ? 4096 : 4095});
         std::string error = error_of<DesyncError>([&] { all_reduce(t); });
-        HANG_CHILD_EXPECT(!error.empty(), "expected a DesyncError for the sizes");
+        CHILD_EXPECT(!error.empty(), "expected a DesyncError for the sizes");
         show(rank, error);
         expect_contains(error, "all_reduce (rank " + std::to_string(rank) + ", #0, group default)");
         expect_contains(error, "rank 0 is in all_reduce #0 (4096 floats, SUM)");
@@ -259,14 +238,14 @@ TEST_P(DesyncFault, MismatchedSizesAndDtypesUnderDetailThenTheGroupStillWorks) {
         Tensor d = Tensor::ones({8}, rank == 0 ? DType::FLOAT32 : DType::FLOAT64);
         std::vector<Tensor> parts;
         error = error_of<DesyncError>([&] { all_gather(parts, d); });
-        HANG_CHILD_EXPECT(!error.empty(), "expected a DesyncError for the dtypes");
+        CHILD_EXPECT(!error.empty(), "expected a DesyncError for the dtypes");
         show(rank, error);
         expect_contains(error,
                         "rank 0 is in all_gather #1 (8 floats); rank 1 is in all_gather #1 (8 doubles)");
         // The check exchanged fingerprints only: the ranks still agree on the next collective.
         Tensor ok = Tensor::full({8}, rank + 1.0);
         all_reduce(ok);
-        HANG_CHILD_EXPECT(ok.to_vector<float>()[7] == 3.0f, "a matching all_reduce after the desyncs");
+        CHILD_EXPECT(ok.to_vector<float>()[7] == 3.0f, "a matching all_reduce after the desyncs");
       },
       job());
   testing::expect_all_ok(results);
@@ -282,7 +261,7 @@ TEST_P(DesyncFault, SubgroupDesyncNamesTheGroupAndItsRanks) {
         if (!pair->is_member()) return;
         Tensor t = Tensor::ones({rank == 1 ? 10 : 12});
         const std::string error = error_of<DesyncError>([&] { all_reduce(t, ReduceOp::MAX, pair.get()); });
-        HANG_CHILD_EXPECT(!error.empty(), "expected a DesyncError");
+        CHILD_EXPECT(!error.empty(), "expected a DesyncError");
         show(rank, error);
         expect_contains(error,
                         "collectives of group group1 (gathered by rank " + std::to_string(rank - 1) + ")");
@@ -305,23 +284,18 @@ TEST_P(DesyncFault, PlainBatchSamplerRankThatFinishesEarlyIsNamed) {
         // Rank 0 holds 10 samples (3 batches of up to 4), rank 1 holds 14 (4 batches).
         io::TensorDataset data({Tensor::arange(rank == 0 ? 10 : 14, DType::FLOAT32)});
         io::BatchSampler sampler(data, /*batch_size=*/4);
-        std::string error;
-        try {
+        const std::string error = error_of<TimeoutError, CommError>([&] {
           for (const auto& batch : sampler.batches()) {
             Tensor loss = Tensor::scalar(static_cast<double>(batch.size()));
             all_reduce(loss, ReduceOp::AVG);  // e.g. the mean loss to print
           }
-        } catch (const TimeoutError& e) {
-          error = e.what();
-        } catch (const CommError& e) {
-          error = e.what();
-        }
+        });
         if (rank == 0) {
-          HANG_CHILD_EXPECT(error.empty(), "rank 0 runs its 3 batches: ", error);
+          CHILD_EXPECT(error.empty(), "rank 0 runs its 3 batches: ", error);
           destroy_process_group();  // done: leaves the group, as at the end of a program
           return;
         }
-        HANG_CHILD_EXPECT(!error.empty(), "rank 1's 4th all_reduce must fail");
+        CHILD_EXPECT(!error.empty(), "rank 1's 4th all_reduce must fail");
         show(rank, error);
         expect_contains(error, "all_reduce (rank 1, seq 3, group default)");
         expect_contains(error, "rank 0 has left the group (its last: all_reduce #2 (1 float, AVG), done)");

@@ -1,16 +1,14 @@
 #pragma once
 // Helpers of the hang and desync tests: a hosted job (tests/distributed/hosted_job.h) with short
-// timeouts, and checks run inside the children.
+// timeouts, and the printing of a report inside a child (checks: tests/testing/child_expect.h).
 #include <chrono>
 #include <cstdio>
 #include <functional>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "crew/core/check.h"
 #include "tests/distributed/hosted_job.h"
 
 namespace crew::dist::testing_hang {
@@ -38,17 +36,5 @@ inline std::vector<testing::RankResult> run_hang_job(int world, const std::funct
 inline void show(int rank, const std::string& text) {
   std::fprintf(stderr, "[rank %d] %s\n", rank, text.c_str());
 }
-
-// In a child: throws (the runner reports it) when `text` lacks `needle`.
-inline void expect_contains(const std::string& text, const std::string& needle) {
-  if (text.find(needle) == std::string::npos) {
-    throw std::runtime_error(str_cat("expected the text to contain \"", needle, "\"; it is:\n", text));
-  }
-}
-
-#define HANG_CHILD_EXPECT(cond, ...)                                                              \
-  do {                                                                                            \
-    if (!(cond)) throw std::runtime_error(str_cat(#cond " failed: " __VA_OPT__(, ) __VA_ARGS__)); \
-  } while (0)
 
 }  // namespace crew::dist::testing_hang

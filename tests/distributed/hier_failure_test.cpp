@@ -10,49 +10,47 @@
 
 #include "crew/distributed/backends/hier/hier_process_group.h"
 #include "tests/distributed/shm_harness.h"
+#include "tests/testing/child_expect.h"
+#include "tests/testing/store_ptr.h"
 
 namespace crew::dist {
 namespace {
 
+using testing::describe;
 using testing::shm::run_ranks;
 
 std::shared_ptr<ProcessGroup> make_hier(Store& store, int rank, int world,
                                         std::chrono::milliseconds timeout) {
   ::setenv("CREW_HOST_ID", ("simhost" + std::to_string(rank / 2)).c_str(), 1);
-  std::shared_ptr<Store> borrowed(&store, [](Store*) {});
-  return create_hier_process_group(borrowed, rank, world, ProcessGroupOptions{timeout, "default"});
+  return create_hier_process_group(testing::borrow_store(store), rank, world,
+                                   ProcessGroupOptions{timeout, "default"});
 }
 
 void run_killing(int victim) {
-  auto results = run_ranks(
-      4,
-      [victim](int rank, Store& store) {
-        auto pg = make_hier(store, rank, 4, std::chrono::seconds(120));
-        Tensor t = Tensor::ones({5000});
-        pg->all_reduce(t, ReduceOp::SUM)->wait();
-        SHM_REQUIRE(t.to_vector<float>()[4999] == 4.0f);
-        if (rank == victim) ::raise(SIGKILL);
-        for (int i = 0; i < 2; ++i) {
-          Tensor u = Tensor::ones({5000});
-          try {
-            pg->all_reduce(u, ReduceOp::SUM)->wait();
-          } catch (const CommError& e) {
-            const std::string msg = e.what();
-            SHM_REQUIRE(msg.find("all_reduce (rank " + std::to_string(rank)) != std::string::npos, msg);
-            if (i == 1) SHM_REQUIRE(msg.find("unusable after an earlier failure") != std::string::npos, msg);
-            continue;
-          }
-          SHM_REQUIRE(false, "all_reduce after rank ", victim, " died did not fail");
-        }
-      },
-      std::chrono::seconds(90));  // well under the 120 s group timeout: a wait for it fails the test
+  // The 90 s deadline is well under the 120 s group timeout: a wait for it fails the test.
+  auto results =
+      run_ranks(4,
+                [victim](int rank, Store& store) {
+                  auto pg = make_hier(store, rank, 4, std::chrono::seconds(120));
+                  Tensor t = Tensor::ones({5000});
+                  pg->all_reduce(t, ReduceOp::SUM)->wait();
+                  CHILD_EXPECT(t.to_vector<float>()[4999] == 4.0f);
+                  if (rank == victim) ::raise(SIGKILL);
+                  for (int i = 0; i < 2; ++i) {
+                    Tensor u = Tensor::ones({5000});
+                    const std::string msg =
+                        testing::expect_throws<CommError>([&] { pg->all_reduce(u, ReduceOp::SUM)->wait(); },
+                                                          {"all_reduce (rank " + std::to_string(rank)});
+                    if (i == 1)
+                      CHILD_EXPECT(msg.find("unusable after an earlier failure") != std::string::npos, msg);
+                  }
+                },
+                {.timeout = std::chrono::seconds(90)});
   for (int r = 0; r < 4; ++r) {
     if (r == victim) {
-      EXPECT_EQ(results[r].signal, SIGKILL);
+      EXPECT_EQ(results[r].signal, SIGKILL) << describe(results[r]);
     } else {
-      EXPECT_TRUE(results[r].ok()) << "rank " << r << " (victim " << victim << "): exit "
-                                   << results[r].exit_code << ", signal " << results[r].signal
-                                   << (results[r].timed_out ? ", timed out" : "");
+      EXPECT_TRUE(results[r].ok()) << "victim " << victim << ", " << describe(results[r]);
     }
   }
 }
@@ -85,18 +83,15 @@ TEST(HierFault, MissingRankFailsEveryRankWithinTheTimeout) {
           error = e.what();
         }
         store.set("failed/" + std::to_string(rank), error);  // first, so rank 3 never waits long
-        SHM_REQUIRE(!error.empty(), "all_reduce without rank 3 did not fail");
-        SHM_REQUIRE(error.find("all_reduce (rank " + std::to_string(rank)) != std::string::npos, error);
+        CHILD_EXPECT(!error.empty(), "all_reduce without rank 3 did not fail");
+        CHILD_EXPECT(error.find("all_reduce (rank " + std::to_string(rank)) != std::string::npos, error);
         if (rank == 2) {
-          SHM_REQUIRE(timed_out && error.find("intra-host reduce") != std::string::npos, error);
-          SHM_REQUIRE(error.find("timed out after 3000 ms waiting for rank 1") != std::string::npos, error);
+          CHILD_EXPECT(timed_out && error.find("intra-host reduce") != std::string::npos, error);
+          CHILD_EXPECT(error.find("timed out after 3000 ms waiting for rank 1") != std::string::npos, error);
         }
       },
-      std::chrono::seconds(60));
-  for (int r = 0; r < 4; ++r) {
-    EXPECT_TRUE(results[r].ok()) << "rank " << r << ": exit " << results[r].exit_code
-                                 << (results[r].timed_out ? ", timed out" : "");
-  }
+      {.timeout = std::chrono::seconds(60)});
+  testing::expect_all_ok(results);
 }
 
 TEST(HierFault, KilledLeaderFailsEveryRank) { run_killing(0); }

@@ -2,23 +2,16 @@
 // 127.0.0.1; plus the world-of-one and before-init behaviour, in this process.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <functional>
-#include <sstream>
-#include <thread>
 
 #include "crew/distributed/collective/collective.h"
 #include "crew/distributed/parallel/parallel.h"
-#include "crew/distributed/store/tcp_store.h"
+#include "tests/distributed/hosted_job.h"
+#include "tests/testing/child_expect.h"
 #include "tests/testing/multiprocess.h"
 
 namespace crew::dist {
@@ -46,55 +39,20 @@ void clear_parallel_env() {
   for (const char* v : kParallelVars) ::unsetenv(v);
 }
 
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
+using testing_job::HostedJobOptions;
 
-struct JobOptions {
-  bool host_store_here = true;  // else rank 0 hosts it (CREW_STORE_HOSTED unset)
-  std::string backend = "gloo";
-  std::string timeout = "20s";
-  std::chrono::seconds deadline{60};
-};
+// The options of the jobs here: a 20 s collective timeout.
+HostedJobOptions job_options() {
+  HostedJobOptions o;
+  o.timeout = "20s";
+  return o;
+}
 
 // Forks `world` ranks with the launcher's environment (run_ranks kills them at the deadline).
 std::vector<testing::RankResult> run_job(int world, const std::function<void(int)>& fn,
-                                         const JobOptions& opt = {}) {
-  std::unique_ptr<TCPStore> server;
-  std::string master;
-  if (opt.host_store_here) {
-    TCPStoreOptions so;
-    so.is_server = true;
-    so.port = 0;
-    server = std::make_unique<TCPStore>("127.0.0.1", so);
-    master = "127.0.0.1:" + std::to_string(server->port());
-  } else {
-    master = "127.0.0.1:" + std::to_string(free_port());
-  }
-  testing::RunRanksOptions ro;
-  ro.timeout = opt.deadline;
-  ro.set_rank_env = true;
-  ro.env = {{"CREW_MASTER", master},
-            {"CREW_TIMEOUT", opt.timeout},
-            {"CREW_STORE_HOSTED", opt.host_store_here ? "1" : "0"}};
-  if (!opt.backend.empty()) ro.env.push_back({"CREW_BACKEND", opt.backend});
-  return testing::run_ranks(
-      world, [&](int rank, int) { fn(rank); }, ro);
+                                         const HostedJobOptions& opt = job_options()) {
+  return testing_job::run_hosted_job(world, fn, opt);
 }
-
-// Failure text for a child: throws on a failed expectation so run_job reports it.
-#define CHILD_EXPECT(cond, ...)                                                      \
-  do {                                                                               \
-    if (!(cond)) throw std::runtime_error(str_cat(#cond, " failed: ", __VA_ARGS__)); \
-  } while (0)
 
 using testing::expect_all_ok;
 
@@ -189,8 +147,8 @@ TEST(ParallelInit, ThreeRanksInitGroupsAndCollectives) {
 }
 
 TEST(ParallelInit, RankZeroHostsTheStoreAndReinitWorks) {
-  JobOptions opt;
-  opt.host_store_here = false;
+  HostedJobOptions opt = job_options();
+  opt.host_store = false;
   auto results = run_job(
       2,
       [](int rank) {
@@ -211,7 +169,7 @@ TEST(ParallelInit, RankZeroHostsTheStoreAndReinitWorks) {
 }
 
 TEST(ParallelInit, AutoBackendPicksShmOnOneHostAndExplicitChoicesAreChecked) {
-  JobOptions opt;
+  HostedJobOptions opt = job_options();
   opt.backend = "auto";
   auto results = run_job(
       2,
@@ -233,21 +191,14 @@ TEST(ParallelInit, AutoBackendPicksShmOnOneHostAndExplicitChoicesAreChecked) {
   results = run_job(
       1 + 1,
       [](int) {
-        try {
-          init_parallel_env();
-        } catch (const ValueError& e) {
-          CHILD_EXPECT(std::string(e.what()).find("backend 'nccl' is not available") != std::string::npos,
-                       e.what());
-          return;
-        }
-        throw std::runtime_error("expected ValueError");
+        testing::expect_throws<ValueError>([] { init_parallel_env(); }, {"backend 'nccl' is not available"});
       },
       opt);
   expect_all_ok(results);
 }
 
 TEST(ParallelInit, KilledPeerGivesCommErrorOrTimeoutNotAHang) {
-  JobOptions opt;
+  HostedJobOptions opt = job_options();
   opt.timeout = "3s";
   auto results = run_job(
       2,

@@ -8,7 +8,7 @@
 
 #include "crew/distributed/process_group/process_group.h"
 #include "crew/tensor/tensor.h"
-#include "tests/distributed/shm_harness.h"
+#include "tests/testing/child_expect.h"
 
 namespace crew::dist::testing_values {
 
@@ -55,13 +55,14 @@ Tensor rank_tensor(int rank, int64_t n, int64_t offset = 0) {
   return Tensor::from_vector<T>(v);
 }
 
-// In a rank: InternalError naming `what`, the element and both values on the first difference.
+// In a rank: throws (CHILD_EXPECT) naming `what`, the element and both values on the first
+// difference.
 template <typename T>
 void require_equal(const Tensor& t, const std::vector<T>& expected, const std::string& what) {
   std::vector<T> got = t.to_vector<T>();
-  SHM_REQUIRE(got.size() == expected.size(), what, ": size ", got.size(), " vs ", expected.size());
+  CHILD_EXPECT(got.size() == expected.size(), what, ": size ", got.size(), " vs ", expected.size());
   for (size_t i = 0; i < got.size(); ++i) {
-    SHM_REQUIRE(got[i] == expected[i], what, ": element ", i, " is ", +got[i], ", expected ", +expected[i]);
+    CHILD_EXPECT(got[i] == expected[i], what, ": element ", i, " is ", +got[i], ", expected ", +expected[i]);
   }
 }
 

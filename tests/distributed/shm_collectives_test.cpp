@@ -9,12 +9,16 @@
 #include "crew/distributed/backends/shm/shm_process_group.h"
 #include "tests/distributed/reduction_values.h"
 #include "tests/distributed/shm_harness.h"
+#include "tests/testing/child_expect.h"
+#include "tests/testing/store_ptr.h"
 
 namespace crew::dist {
 namespace {
 
+using testing::expect_all_ok;
 using testing::shm::run_ranks;
 using namespace testing_values;
+using testing::shm::set_unique_job;
 using testing::shm::shm_entries;
 
 const std::vector<int64_t> kSizes = {1, 7, 1023, 9001};  // 9001: several chunks, a partial one
@@ -34,30 +38,14 @@ ShmOptions small_buffers() {
 std::shared_ptr<ProcessGroup> make_group(Store& store, int rank, int world, const ShmOptions& shm) {
   ProcessGroupOptions options;
   options.timeout = std::chrono::seconds(30);
-  std::shared_ptr<Store> borrowed(&store, [](Store*) {});
-  return create_shm_process_group(borrowed, rank, world, options, shm);
-}
-
-void expect_all_ok(const std::vector<testing::shm::RankResult>& results) {
-  for (size_t r = 0; r < results.size(); ++r) {
-    EXPECT_TRUE(results[r].ok()) << "rank " << r << ": exit " << results[r].exit_code << ", signal "
-                                 << results[r].signal << (results[r].timed_out ? ", timed out" : "");
-  }
-}
-
-// A unique job id per test, so segment names can be looked for in /dev/shm.
-std::string set_unique_job() {
-  static int counter = 0;
-  std::string job = "shmtest" + std::to_string(::getpid()) + "x" + std::to_string(counter++);
-  ::setenv("CREW_JOB_ID", job.c_str(), 1);
-  return std::string(shm_segment_prefix()) + job + "-";
+  return create_shm_process_group(testing::borrow_store(store), rank, world, options, shm);
 }
 
 class ShmCollectives : public ::testing::TestWithParam<int> {};
 
 TEST_P(ShmCollectives, AllReduceEveryDtypeOpAndSize) {
   const int world = GetParam();
-  const std::string prefix = set_unique_job();
+  const std::string prefix = set_unique_job("shmtest");
   auto results = run_ranks(world, [&](int rank, Store& store) {
     auto pg = make_group(store, rank, world, small_buffers());
     for (DType dtype : kDTypes) {
@@ -80,7 +68,7 @@ TEST_P(ShmCollectives, AllReduceEveryDtypeOpAndSize) {
 
 TEST_P(ShmCollectives, RootedAndListCollectives) {
   const int world = GetParam();
-  const std::string prefix = set_unique_job();
+  const std::string prefix = set_unique_job("shmtest");
   auto results = run_ranks(world, [&](int rank, Store& store) {
     auto pg = make_group(store, rank, world, small_buffers());
     for (int64_t n : kSizes) {
@@ -178,7 +166,7 @@ TEST_P(ShmCollectives, AsyncOpsCompleteInIssueOrder) {
     works.push_back(pg->broadcast(b, world - 1));
     for (int i = static_cast<int>(works.size()) - 1; i >= 0; --i) works[i]->wait();
     for (int i = 0; i < 8; ++i) {
-      SHM_REQUIRE(works[i]->is_completed());
+      CHILD_EXPECT(works[i]->is_completed());
       require_equal(ts[i], expected_reduction<float>(world, 1000 + i * 333, ReduceOp::SUM, i),
                     "async all_reduce");
     }
@@ -195,7 +183,7 @@ TEST(ShmBackend, DefaultBuffersLargeAllReduce) {
   const int64_t n = (3 << 18) + 5;
   auto results = run_ranks(2, [&](int rank, Store& store) {
     auto pg = make_group(store, rank, 2, ShmOptions{});
-    SHM_REQUIRE(pg->backend_name() == "shm");
+    CHILD_EXPECT(pg->backend_name() == "shm");
     for (ReduceOp op : {ReduceOp::SUM, ReduceOp::MAX, ReduceOp::AVG}) {
       Tensor t = rank_tensor<float>(rank, n);
       pg->all_reduce(t, op)->wait();

@@ -10,50 +10,32 @@
 
 #include "crew/distributed/backends/shm/shm_process_group.h"
 #include "tests/distributed/shm_harness.h"
+#include "tests/testing/child_expect.h"
+#include "tests/testing/store_ptr.h"
 
 namespace crew::dist {
 namespace {
 
+using testing::borrow_store;
+using testing::describe;
+using testing::expect_all_ok;
+using testing::expect_throws;
 using testing::shm::run_ranks;
+using testing::shm::set_unique_job;
 using testing::shm::shm_entries;
 
 std::shared_ptr<ProcessGroup> make_group(Store& store, int rank, int world, std::chrono::milliseconds timeout,
                                          ShmOptions shm = {}) {
   ProcessGroupOptions options;
   options.timeout = timeout;
-  std::shared_ptr<Store> borrowed(&store, [](Store*) {});
   shm.buffer_bytes = 8192;
-  return create_shm_process_group(borrowed, rank, world, options, shm);
-}
-
-std::string set_unique_job() {
-  static int counter = 0;
-  std::string job = "shmfail" + std::to_string(::getpid()) + "x" + std::to_string(counter++);
-  ::setenv("CREW_JOB_ID", job.c_str(), 1);
-  return std::string(shm_segment_prefix()) + job + "-";
-}
-
-// Runs fn, requiring it to throw E with every `parts` in its message.
-template <typename E, typename Fn>
-std::string require_throws(Fn&& fn, const std::vector<std::string>& parts) {
-  try {
-    fn();
-  } catch (const E& e) {
-    std::string msg = e.what();
-    for (const auto& p : parts)
-      SHM_REQUIRE(msg.find(p) != std::string::npos, "message '", msg, "' lacks '", p, "'");
-    return msg;
-  } catch (const std::exception& e) {
-    SHM_REQUIRE(false, "threw the wrong type: ", e.what());
-  }
-  SHM_REQUIRE(false, "did not throw");
-  return {};
+  return create_shm_process_group(borrow_store(store), rank, world, options, shm);
 }
 
 // A rank SIGKILLed mid-job: the survivors' next collective fails with CommError naming it
 // (long before the 60 s group timeout), later ops fail at once, and /dev/shm is clean.
 TEST(ShmFault, KilledRankFailsPeersAndLeavesNoSegment) {
-  const std::string prefix = set_unique_job();
+  const std::string prefix = set_unique_job("shmfail");
   auto results = run_ranks(3, [&](int rank, Store& store) {
     auto pg = make_group(store, rank, 3, std::chrono::seconds(60));
     Tensor t = Tensor::ones({20000});
@@ -62,20 +44,20 @@ TEST(ShmFault, KilledRankFailsPeersAndLeavesNoSegment) {
     for (int i = 0; i < 3; ++i) {
       Tensor u = Tensor::ones({20000});
       auto msg =
-          require_throws<CommError>([&] { pg->all_reduce(u, ReduceOp::SUM)->wait(); },
-                                    {"all_reduce (rank " + std::to_string(rank), "group default", "rank 2"});
-      if (i > 0) SHM_REQUIRE(msg.find("unusable after an earlier failure") != std::string::npos, msg);
+          expect_throws<CommError>([&] { pg->all_reduce(u, ReduceOp::SUM)->wait(); },
+                                   {"all_reduce (rank " + std::to_string(rank), "group default", "rank 2"});
+      if (i > 0) CHILD_EXPECT(msg.find("unusable after an earlier failure") != std::string::npos, msg);
     }
   });
-  EXPECT_EQ(results[2].signal, SIGKILL);
-  EXPECT_TRUE(results[0].ok());
-  EXPECT_TRUE(results[1].ok());
+  EXPECT_EQ(results[2].signal, SIGKILL) << describe(results[2]);
+  EXPECT_TRUE(results[0].ok()) << describe(results[0]);
+  EXPECT_TRUE(results[1].ok()) << describe(results[1]);
   EXPECT_TRUE(shm_entries(prefix).empty());
 }
 
 // A rank that _exits while its peers wait in a barrier.
 TEST(ShmFault, ExitedRankFailsBarrierAndRecv) {
-  const std::string prefix = set_unique_job();
+  const std::string prefix = set_unique_job("shmfail");
   auto results = run_ranks(2, [&](int rank, Store& store) {
     auto pg = make_group(store, rank, 2, std::chrono::seconds(60));
     pg->barrier()->wait();
@@ -85,11 +67,11 @@ TEST(ShmFault, ExitedRankFailsBarrierAndRecv) {
     }
     Tensor in = Tensor::zeros({10});
     auto recv = pg->recv(in, 1, 0);
-    require_throws<CommError>([&] { recv->wait(); }, {"recv (rank 0", "rank 1 (pid", "died"});
-    require_throws<CommError>([&] { pg->barrier()->wait(); }, {"barrier (rank 0"});
+    expect_throws<CommError>([&] { recv->wait(); }, {"recv (rank 0", "rank 1 (pid", "died"});
+    expect_throws<CommError>([&] { pg->barrier()->wait(); }, {"barrier (rank 0"});
   });
-  EXPECT_EQ(results[1].exit_code, 3);
-  EXPECT_TRUE(results[0].ok());
+  EXPECT_EQ(results[1].exit_code, 3) << describe(results[1]);
+  EXPECT_TRUE(results[0].ok()) << describe(results[0]);
   EXPECT_TRUE(shm_entries(prefix).empty());
 }
 
@@ -103,10 +85,10 @@ TEST(ShmFault, RankThatLeftTheGroup) {
       std::this_thread::sleep_for(std::chrono::milliseconds(300));  // still alive, but gone from the group
       return;
     }
-    require_throws<CommError>([&] { pg->barrier()->wait(); }, {"rank 1", "left the group"});
+    expect_throws<CommError>([&] { pg->barrier()->wait(); }, {"rank 1", "left the group"});
   });
-  EXPECT_TRUE(results[0].ok());
-  EXPECT_TRUE(results[1].ok());
+  EXPECT_TRUE(results[0].ok()) << describe(results[0]);
+  EXPECT_TRUE(results[1].ok()) << describe(results[1]);
 }
 
 // Mismatched collectives fail on every rank at the same round; the group stays usable.
@@ -114,20 +96,20 @@ TEST(ShmFault, MismatchedCollectivesAreReportedAndGroupRecovers) {
   auto results = run_ranks(3, [&](int rank, Store& store) {
     auto pg = make_group(store, rank, 3, std::chrono::seconds(60));
     Tensor t = Tensor::ones({rank == 1 ? 7 : 8});
-    require_throws<CommError>([&] { pg->all_reduce(t, ReduceOp::SUM)->wait(); },
-                              {"all_reduce (rank " + std::to_string(rank), "elements", "same order"});
+    expect_throws<CommError>([&] { pg->all_reduce(t, ReduceOp::SUM)->wait(); },
+                             {"all_reduce (rank " + std::to_string(rank), "elements", "same order"});
     if (rank == 2) {
       Tensor b = Tensor::ones({8});
-      require_throws<CommError>([&] { pg->broadcast(b, 0)->wait(); }, {"issued all_reduce"});
+      expect_throws<CommError>([&] { pg->broadcast(b, 0)->wait(); }, {"issued all_reduce"});
     } else {
       Tensor a = Tensor::ones({8});
-      require_throws<CommError>([&] { pg->all_reduce(a, ReduceOp::SUM)->wait(); }, {"issued broadcast"});
+      expect_throws<CommError>([&] { pg->all_reduce(a, ReduceOp::SUM)->wait(); }, {"issued broadcast"});
     }
     Tensor u = Tensor::full({5000}, rank + 1.0);
     pg->all_reduce(u, ReduceOp::SUM)->wait();
-    SHM_REQUIRE(u.to_vector<float>()[4999] == 6.0f, "after recovery got ", u.to_vector<float>()[4999]);
+    CHILD_EXPECT(u.to_vector<float>()[4999] == 6.0f, "after recovery got ", u.to_vector<float>()[4999]);
   });
-  for (const auto& r : results) EXPECT_TRUE(r.ok());
+  expect_all_ok(results);
 }
 
 // A rank that never joins the collective: TimeoutError naming the op and the awaited rank.
@@ -136,14 +118,14 @@ TEST(ShmFault, TimeoutNamesTheOpAndTheRank) {
     auto pg = make_group(store, rank, 2, std::chrono::milliseconds(300));
     if (rank == 0) {
       Tensor t = Tensor::ones({4});
-      require_throws<TimeoutError>([&] { pg->all_reduce(t, ReduceOp::MAX)->wait(); },
-                                   {"all_reduce (rank 0, seq 0, group default)", "timed out", "rank 1"});
+      expect_throws<TimeoutError>([&] { pg->all_reduce(t, ReduceOp::MAX)->wait(); },
+                                  {"all_reduce (rank 0, seq 0, group default)", "timed out", "rank 1"});
       store.set("done", "1");
     } else {
       store.wait({"done"});
     }
   });
-  for (const auto& r : results) EXPECT_TRUE(r.ok());
+  expect_all_ok(results);
 }
 
 // Work::wait with a shorter timeout than the op's: TimeoutError from wait, the op goes on.
@@ -154,31 +136,30 @@ TEST(ShmFault, WorkWaitTimeout) {
       Tensor t = Tensor::ones({4});
       auto work = pg->all_reduce(t, ReduceOp::SUM);
       // Rank 1 has not joined yet: a short wait gives up without cancelling the op.
-      require_throws<TimeoutError>([&] { work->wait(std::chrono::milliseconds(10)); }, {"did not complete"});
+      expect_throws<TimeoutError>([&] { work->wait(std::chrono::milliseconds(10)); }, {"did not complete"});
       store.set("go", "1");
       work->wait();
-      SHM_REQUIRE(t.to_vector<float>()[0] == 2.0f);
+      CHILD_EXPECT(t.to_vector<float>()[0] == 2.0f);
     } else {
       store.wait({"go"});
       Tensor t = Tensor::ones({4});
       pg->all_reduce(t, ReduceOp::SUM)->wait();
     }
   });
-  for (const auto& r : results) EXPECT_TRUE(r.ok());
+  expect_all_ok(results);
 }
 
 TEST(ShmFault, DevShmTooSmallNamesTheSizes) {
-  const std::string prefix = set_unique_job();
+  const std::string prefix = set_unique_job("shmfail");
   auto results = run_ranks(1, [&](int rank, Store& store) {
     ShmOptions shm;
     shm.mailbox_bytes = size_t{1} << 40;  // 1 TiB per pair
     const size_t need = shm_segment_bytes(1, shm);
     ProcessGroupOptions options;
-    std::shared_ptr<Store> borrowed(&store, [](Store*) {});
-    require_throws<CommError>([&] { create_shm_process_group(borrowed, 0, 1, options, shm); },
-                              {"too small", "need " + std::to_string(need) + " bytes", "available"});
+    expect_throws<CommError>([&] { create_shm_process_group(borrow_store(store), 0, 1, options, shm); },
+                             {"too small", "need " + std::to_string(need) + " bytes", "available"});
   });
-  EXPECT_TRUE(results[0].ok());
+  EXPECT_TRUE(results[0].ok()) << describe(results[0]);
   EXPECT_TRUE(shm_entries(prefix).empty());
 }
 
@@ -187,14 +168,13 @@ TEST(ShmFault, SegmentCreationFailureReachesEveryRank) {
   auto results = run_ranks(2, [&](int rank, Store& store) {
     ShmOptions shm;
     shm.mailbox_bytes = size_t{1} << 40;
-    std::shared_ptr<Store> borrowed(&store, [](Store*) {});
     const std::string expected =
         rank == 0 ? "too small" : "rank 0 could not create the shared-memory segment";
-    require_throws<CommError>(
-        [&] { create_shm_process_group(borrowed, rank, 2, ProcessGroupOptions{}, shm); },
+    expect_throws<CommError>(
+        [&] { create_shm_process_group(borrow_store(store), rank, 2, ProcessGroupOptions{}, shm); },
         {expected, "need "});
   });
-  for (const auto& r : results) EXPECT_TRUE(r.ok());
+  expect_all_ok(results);
 }
 
 // A child fork()ed by a rank (e.g. a data worker) that destroys its copy of the group must
@@ -215,32 +195,32 @@ TEST(ShmFault, ForkedChildDoesNotSpeakForTheRank) {
         if (deadline.expired()) {
           ::kill(child, SIGKILL);
           ::waitpid(child, &status, 0);
-          SHM_REQUIRE(false, "the forked child hung destroying its copy of the group");
+          CHILD_EXPECT(false, "the forked child hung destroying its copy of the group");
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
-      SHM_REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status ", status);
+      CHILD_EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status ", status);
     }
     Tensor t = Tensor::full({3000}, rank + 1.0);
     pg->all_reduce(t, ReduceOp::SUM)->wait();
-    SHM_REQUIRE(t.to_vector<float>()[2999] == 3.0f);
+    CHILD_EXPECT(t.to_vector<float>()[2999] == 3.0f);
   });
-  for (const auto& r : results) EXPECT_TRUE(r.ok());
+  expect_all_ok(results);
 }
 
 TEST(ShmFault, BadArgumentsAreValueErrors) {
   auto results = run_ranks(2, [&](int rank, Store& store) {
     auto pg = make_group(store, rank, 2, std::chrono::seconds(60));
     Tensor t = Tensor::ones({4});
-    require_throws<ValueError>([&] { pg->broadcast(t, 2); }, {"broadcast", "root 2"});
+    expect_throws<ValueError>([&] { pg->broadcast(t, 2); }, {"broadcast", "root 2"});
     std::vector<Tensor> outs = {Tensor::ones({4})};
-    require_throws<ValueError>([&] { pg->all_gather(outs, t); }, {"all_gather", "expected 2"});
+    expect_throws<ValueError>([&] { pg->all_gather(outs, t); }, {"all_gather", "expected 2"});
     std::vector<Tensor> wrong = {Tensor::ones({4}), Tensor::ones({4}, DType::INT64)};
-    require_throws<ValueError>([&] { pg->all_gather(wrong, t); }, {"dtype int64"});
-    require_throws<ValueError>([&] { pg->send(t, 5, 0); }, {"send", "dst 5"});
+    expect_throws<ValueError>([&] { pg->all_gather(wrong, t); }, {"dtype int64"});
+    expect_throws<ValueError>([&] { pg->send(t, 5, 0); }, {"send", "dst 5"});
     pg->barrier()->wait();  // nothing was issued by the bad calls
   });
-  for (const auto& r : results) EXPECT_TRUE(r.ok());
+  expect_all_ok(results);
 }
 
 }  // namespace

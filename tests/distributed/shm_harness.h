@@ -1,32 +1,29 @@
 #pragma once
 // Test helpers of the shm backend tests: a Store over files in a temporary directory (works
-// across fork()ed processes without a server) and a runner that forks one process per rank
-// under a hard deadline, killing them all if it passes.
+// across fork()ed processes without a server), run_ranks (tests/testing/multiprocess.h) with
+// one such store shared by the ranks, unique job ids and a look into /dev/shm.
 #include <dirent.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/file.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <fstream>
 #include <functional>
 #include <iterator>
-#include <memory>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "crew/core/check.h"
 #include "crew/core/timer.h"
+#include "crew/distributed/backends/shm/shm_process_group.h"
 #include "crew/distributed/store/store.h"
+#include "tests/testing/multiprocess.h"
+#include "tests/testing/temp_dir.h"
 
 namespace crew::testing::shm {
 
@@ -126,90 +123,28 @@ class FileStore final : public dist::Store {
   std::string dir_;
 };
 
-// A fresh directory under /tmp, removed (with its files) at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/crew-shm-test-XXXXXX";
-    CREW_CHECK(::mkdtemp(tmpl) != nullptr, "mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    if (DIR* d = ::opendir(path_.c_str())) {
-      while (dirent* e = ::readdir(d)) {
-        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) {
-          ::unlink((path_ + "/" + e->d_name).c_str());
-        }
-      }
-      ::closedir(d);
-    }
-    ::rmdir(path_.c_str());
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-// How one rank's process ended.
-struct RankResult {
-  int exit_code = -1;  // when it exited
-  int signal = 0;      // when a signal killed it
-  bool timed_out = false;
-  bool ok() const { return exit_code == 0 && signal == 0 && !timed_out; }
-};
-
-// Forks `world` processes running fn(rank, store); a rank exits 0 when fn returns, 1 (after
-// printing the error) when it throws. All are SIGKILLed after `timeout`.
+// Forks `world` ranks (crew::testing::run_ranks: each under the hard deadline
+// options.timeout, a rank that hangs is killed and fails) that share a FileStore in a fresh
+// temporary directory; each runs fn(rank, store).
 inline std::vector<RankResult> run_ranks(int world, const std::function<void(int, dist::Store&)>& fn,
-                                         std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+                                         const RunRanksOptions& options = {}) {
   TempDir dir;
-  std::fflush(nullptr);
-  std::vector<pid_t> pids(world, -1);
-  for (int r = 0; r < world; ++r) {
-    pid_t pid = ::fork();
-    CREW_CHECK(pid >= 0, "fork failed");
-    if (pid == 0) {
-      int code = 0;
-      try {
+  return crew::testing::run_ranks(
+      world,
+      [&](int rank, int) {
         FileStore store(dir.path());
-        fn(r, store);
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "rank %d failed: %s\n", r, e.what());
-        code = 1;
-      }
-      std::fflush(nullptr);
-      ::_exit(code);
-    }
-    pids[r] = pid;
-  }
-  std::vector<RankResult> results(world);
-  int left = world;
-  Deadline deadline(timeout);
-  while (left > 0) {
-    for (int r = 0; r < world; ++r) {
-      if (pids[r] < 0) continue;
-      int status = 0;
-      if (::waitpid(pids[r], &status, WNOHANG) == pids[r]) {
-        if (WIFEXITED(status)) results[r].exit_code = WEXITSTATUS(status);
-        if (WIFSIGNALED(status)) results[r].signal = WTERMSIG(status);
-        pids[r] = -1;
-        --left;
-      }
-    }
-    if (left > 0 && deadline.expired()) {
-      for (int r = 0; r < world; ++r) {
-        if (pids[r] < 0) continue;
-        ::kill(pids[r], SIGKILL);
-        ::waitpid(pids[r], nullptr, 0);
-        results[r].timed_out = true;
-        pids[r] = -1;
-      }
-      left = 0;
-    }
-    if (left > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return results;
+        fn(rank, store);
+      },
+      options);
+}
+
+// Sets a CREW_JOB_ID unique to this call ("<tag><pid>x<n>"); returns the prefix of the names
+// its shm segments get in /dev/shm.
+inline std::string set_unique_job(const std::string& tag) {
+  static int counter = 0;
+  const std::string job = tag + std::to_string(::getpid()) + "x" + std::to_string(counter++);
+  ::setenv("CREW_JOB_ID", job.c_str(), 1);
+  return std::string(dist::shm_segment_prefix()) + job + "-";
 }
 
 // Names in /dev/shm that start with `prefix`.
@@ -223,11 +158,5 @@ inline std::vector<std::string> shm_entries(const std::string& prefix) {
   }
   return out;
 }
-
-// Throws with a message when cond is false (assertions inside forked ranks).
-#define SHM_REQUIRE(cond, ...)                                                                           \
-  do {                                                                                                   \
-    if (!(cond)) CREW_THROW(InternalError, "requirement failed: " #cond " " __VA_OPT__(, ) __VA_ARGS__); \
-  } while (0)
 
 }  // namespace crew::testing::shm

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "crew/io/datasets/cifar10.h"
 #include "crew/io/datasets/idx.h"
@@ -23,7 +24,8 @@ void expect_io_error(Fn fn, const std::vector<std::string>& needles) {
     fn();
     ADD_FAILURE() << "no IOError thrown";
   } catch (const IOError& e) {
-    for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what() << "\nmissing: " << n;
+    for (const auto& n : needles)
+      EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what() << "\nmissing: " << n;
   }
 }
 
@@ -102,7 +104,8 @@ TEST(Mnist, BadAndTruncatedGzip) {
   Bytes packed = testing::gzip_bytes(testing::idx_bytes({4, 28, 28}, testing::mnist_pixels(4, 28, 28)));
   auto load = [&] { FashionMNIST({.mode = "train", .data_dir = dir.path()}); };
 
-  testing::write_bytes(gz, Bytes(packed.begin(), packed.begin() + static_cast<std::ptrdiff_t>(packed.size() / 2)));
+  testing::write_bytes(
+      gz, Bytes(packed.begin(), packed.begin() + static_cast<std::ptrdiff_t>(packed.size() / 2)));
   expect_io_error(load, {gz, "truncated gzip data", "offset"});
 
   Bytes garbled = packed;
@@ -148,8 +151,10 @@ TEST(Cifar10, ReadsBatchFilesAndTarGz) {
 
 TEST(Cifar10, MissingTruncatedAndCorrupt) {
   TempDir dir;
-  expect_io_error([&] { Cifar10({.data_dir = dir.path()}); }, {dir.path(), "cifar-10-binary.tar.gz", "https://"});
-  for (int b = 1; b <= 5; ++b) testing::write_bytes(dir.file("data_batch_" + std::to_string(b) + ".bin"), testing::cifar_records(0, 2));
+  expect_io_error([&] { Cifar10({.data_dir = dir.path()}); },
+                  {dir.path(), "cifar-10-binary.tar.gz", "https://"});
+  for (int b = 1; b <= 5; ++b)
+    testing::write_bytes(dir.file("data_batch_" + std::to_string(b) + ".bin"), testing::cifar_records(0, 2));
   Bytes cut = testing::cifar_records(0, 2);
   cut.resize(cut.size() - 10);
   testing::write_bytes(dir.file("data_batch_3.bin"), cut);
@@ -157,17 +162,21 @@ TEST(Cifar10, MissingTruncatedAndCorrupt) {
   Bytes bad_label = testing::cifar_records(0, 2);
   bad_label[3073] = 77;
   testing::write_bytes(dir.file("data_batch_3.bin"), bad_label);
-  expect_io_error([&] { Cifar10({.data_dir = dir.path()}); }, {"data_batch_3.bin", "label 77 at offset 3073"});
+  expect_io_error([&] { Cifar10({.data_dir = dir.path()}); },
+                  {"data_batch_3.bin", "label 77 at offset 3073"});
 
   TempDir arch;
   Bytes tar = testing::tar_bytes({{"cifar-10-batches-bin/test_batch.bin", testing::cifar_records(0, 1)}});
   tar[20] ^= 0x11;  // inside the first header's name: checksum mismatch
   testing::write_bytes(arch.file("cifar-10-binary.tar.gz"), testing::gzip_bytes(tar));
-  expect_io_error([&] { Cifar10({.mode = "test", .data_dir = arch.path()}); }, {"checksum mismatch at offset 0"});
-  Bytes short_tar = testing::tar_bytes({{"cifar-10-batches-bin/test_batch.bin", testing::cifar_records(0, 2)}});
+  expect_io_error([&] { Cifar10({.mode = "test", .data_dir = arch.path()}); },
+                  {"checksum mismatch at offset 0"});
+  Bytes short_tar =
+      testing::tar_bytes({{"cifar-10-batches-bin/test_batch.bin", testing::cifar_records(0, 2)}});
   short_tar.resize(2000);
   testing::write_bytes(arch.file("cifar-10-binary.tar.gz"), testing::gzip_bytes(short_tar));
-  expect_io_error([&] { Cifar10({.mode = "test", .data_dir = arch.path()}); }, {"truncated archive", "offset 0"});
+  expect_io_error([&] { Cifar10({.mode = "test", .data_dir = arch.path()}); },
+                  {"truncated archive", "offset 0"});
 }
 
 // Found by fuzz/fuzz_idx.cpp: 2^28 x 2^28 x 2^8 elements wrap uint64 to 0, so a 16-byte
@@ -193,8 +202,9 @@ TEST(Cifar10, FromArchiveBytesInMemory) {
   EXPECT_EQ(train.get(3)[1].item(), 3);
   EXPECT_EQ(Cifar10::from_archive_bytes(testing::gzip_bytes(tar), "mem.tar.gz", {.mode = "test"}).size(), 2);
   members.pop_back();
-  expect_io_error([&] { Cifar10::from_archive_bytes(testing::tar_bytes(members), "mem.tar", {.mode = "test"}); },
-                  {"mem.tar", "test_batch.bin"});
+  expect_io_error(
+      [&] { Cifar10::from_archive_bytes(testing::tar_bytes(members), "mem.tar", {.mode = "test"}); },
+      {"mem.tar", "test_batch.bin"});
 }
 
 TEST(FileBytes, GunzipConcatenatedMembers) {

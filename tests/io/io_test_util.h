@@ -1,35 +1,19 @@
 #pragma once
-// Helpers for the io tests: a temporary directory and writers for the real file formats.
+// Helpers for the io tests: writers for the real file formats (and TempDir, from
+// tests/testing/temp_dir.h).
 #include <zlib.h>
 
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "tests/testing/temp_dir.h"
+
 namespace crew::io::testing {
 
-// A fresh directory under $TMPDIR, removed with everything in it on destruction.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "crew_io_test_XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using crew::testing::TempDir;
 
 using Bytes = std::vector<uint8_t>;
 
@@ -79,8 +63,8 @@ inline Bytes mnist_labels(uint32_t n) {
 }
 
 // Writes {prefix}-images-idx3-ubyte and -labels-idx1-ubyte (gzipped when gz) into dir.
-inline void write_mnist(const std::string& dir, const std::string& prefix, uint32_t n, bool gz, uint32_t h = 28,
-                        uint32_t w = 28) {
+inline void write_mnist(const std::string& dir, const std::string& prefix, uint32_t n, bool gz,
+                        uint32_t h = 28, uint32_t w = 28) {
   Bytes images = idx_bytes({n, h, w}, mnist_pixels(n, h, w));
   Bytes labels = idx_bytes({n}, mnist_labels(n));
   std::string suffix = gz ? ".gz" : "";

@@ -17,10 +17,6 @@ namespace {
 
 using std::chrono::seconds;
 
-bool has(const std::string& text, const std::string& needle) {
-  return text.find(needle) != std::string::npos;
-}
-
 std::string hex_port(int port) {
   char buf[8];
   std::snprintf(buf, sizeof(buf), "%04X", port);

@@ -5,51 +5,27 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "crew/core/spawn_process.h"
+#include "tests/testing/net.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/text.h"
 
 namespace crew::launch::testing {
 
-// A temporary directory removed on destruction.
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/crew_launch_test_XXXXXX";
-    const char* p = ::mkdtemp(tmpl);
-    if (!p) throw std::runtime_error("mkdtemp failed");
-    path_ = p;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-inline std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using crew::testing::free_port;
+using crew::testing::has;
+using crew::testing::read_file;
+using crew::testing::TempDir;
 
 struct CrewRun {
   int code = -1;  // exit status (128 + signal for a signal death)
@@ -166,19 +142,6 @@ inline std::vector<pid_t> wait_job_gone(const std::string& job_id, std::chrono::
     left = processes_of_job(job_id);
   }
   return left;
-}
-
-inline int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
 }
 
 inline int count(const std::string& text, const std::string& needle) {

@@ -1,18 +1,12 @@
 // Gradient checks and values of activations, softmax, log_softmax, flatten, dropout.
-#include "tests/testing/gradcheck.h"
-
 #include <cmath>
 
-#include "crew/autograd/ops.h"
-#include "crew/nn/functional.h"
+#include "tests/nn/functional_test_util.h"
 
 namespace crew {
 namespace {
 
-namespace F = nn::functional;
-using testing::expect_gradients_match;
-using testing::random_input;
-using Inputs = std::vector<Tensor>;
+using namespace nn::functional_testing;
 
 TEST(FunctionalActivationTest, GradientsFloat64) {
   Tensor x = random_input({3, 5});
@@ -29,11 +23,16 @@ TEST(FunctionalActivationTest, GradientsFloat32OneDnn) {
     expect_gradients_match(
         [kind](const Inputs& in) {
           switch (kind) {
-            case 0: return F::relu(in[0]);
-            case 1: return F::sigmoid(in[0]);
-            case 2: return F::tanh(in[0]);
-            case 3: return F::gelu(in[0]);
-            default: return F::gelu(in[0], true);
+            case 0:
+              return F::relu(in[0]);
+            case 1:
+              return F::sigmoid(in[0]);
+            case 2:
+              return F::tanh(in[0]);
+            case 3:
+              return F::gelu(in[0]);
+            default:
+              return F::gelu(in[0], true);
           }
         },
         {x}, testing::float32_options());

@@ -1,26 +1,22 @@
 // Gradient checks of conv2d, max/avg pooling and linear (float32 kernels and float64 linear).
-#include "tests/testing/gradcheck.h"
-
 #include <numeric>
 
-#include "crew/autograd/ops.h"
-#include "crew/nn/functional.h"
+#include "tests/nn/functional_test_util.h"
 
 namespace crew {
 namespace {
 
-namespace F = nn::functional;
-using testing::expect_gradients_match;
-using testing::random_input;
-using Inputs = std::vector<Tensor>;
+using namespace nn::functional_testing;
 
 TEST(FunctionalConvTest, Conv2dGradientsWithStridePaddingDilationGroups) {
   Tensor x = random_input({2, 4, 7, 6}, DType::FLOAT32, 1);
   Tensor w = random_input({6, 2, 3, 3}, DType::FLOAT32, 2);
   Tensor b = random_input({6}, DType::FLOAT32, 3);
   expect_gradients_match(
-      [](const Inputs& in) { return F::conv2d(in[0], in[1], in[2], {2, 1}, {1, 2}, {2, 1}, 2); }, {x, w, b},
-      testing::float32_options());
+      [](const Inputs& in) {
+        return F::conv2d(in[0], in[1], in[2], {2, 1}, {1, 2}, {2, 1}, 2);
+      },
+      {x, w, b}, testing::float32_options());
 }
 
 TEST(FunctionalConvTest, Conv2dWithoutBiasAndFrozenInput) {
@@ -46,13 +42,22 @@ TEST(FunctionalConvTest, PoolingGradients) {
   opt.eps = 1e-3;
   Tensor x = ramp_input({2, 2, 5, 7});
   expect_gradients_match([](const Inputs& in) { return F::max_pool2d(in[0], {2, 2}); }, {x}, opt);
-  expect_gradients_match([](const Inputs& in) { return F::max_pool2d(in[0], {3, 3}, {2, 2}, {1, 1}); }, {x}, opt);
+  expect_gradients_match(
+      [](const Inputs& in) {
+        return F::max_pool2d(in[0], {3, 3}, {2, 2}, {1, 1});
+      },
+      {x}, opt);
   expect_gradients_match([](const Inputs& in) { return F::avg_pool2d(in[0], {2, 2}); }, {x}, opt);
-  expect_gradients_match([](const Inputs& in) { return F::avg_pool2d(in[0], {3, 2}, {2, 1}, {1, 1}); }, {x}, opt);
+  expect_gradients_match(
+      [](const Inputs& in) {
+        return F::avg_pool2d(in[0], {3, 2}, {2, 1}, {1, 1});
+      },
+      {x}, opt);
 }
 
 TEST(FunctionalConvTest, PoolDefaultStrideIsTheKernel) {
-  Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, {1, 1, 4, 4});
+  Tensor x =
+      Tensor::from_vector<float>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, {1, 1, 4, 4});
   EXPECT_EQ(F::max_pool2d(x, {2, 2}).to_vector<float>(), (std::vector<float>{6, 8, 14, 16}));
   EXPECT_EQ(F::avg_pool2d(x, {2, 2}).to_vector<float>(), (std::vector<float>{3.5, 5.5, 11.5, 13.5}));
   // Exclusive average: padding is left out of the divisor (the corner window holds 1 element).
@@ -85,9 +90,11 @@ TEST(FunctionalConvTest, LinearValuesUsePaddleWeightLayout) {
 
 TEST(FunctionalConvTest, SeedNetShapes) {
   Tensor x = Tensor::zeros({2, 1, 28, 28});
-  Tensor h = F::max_pool2d(F::relu(F::conv2d(x, Tensor::zeros({32, 1, 3, 3}), Tensor::zeros({32}))), {2, 2}, {2, 2});
+  Tensor h =
+      F::max_pool2d(F::relu(F::conv2d(x, Tensor::zeros({32, 1, 3, 3}), Tensor::zeros({32}))), {2, 2}, {2, 2});
   EXPECT_EQ(h.shape(), (Shape{2, 32, 13, 13}));
-  h = F::max_pool2d(F::relu(F::conv2d(h, Tensor::zeros({64, 32, 3, 3}), Tensor::zeros({64}))), {2, 2}, {2, 2});
+  h = F::max_pool2d(F::relu(F::conv2d(h, Tensor::zeros({64, 32, 3, 3}), Tensor::zeros({64}))), {2, 2},
+                    {2, 2});
   EXPECT_EQ(h.shape(), (Shape{2, 64, 5, 5}));
   h = F::flatten(F::relu(F::conv2d(h, Tensor::zeros({64, 64, 3, 3}), Tensor::zeros({64}))));
   EXPECT_EQ(h.shape(), (Shape{2, 576}));

@@ -1,18 +1,12 @@
 // cross_entropy, mse_loss, accuracy, batch_norm.
-#include "tests/testing/gradcheck.h"
-
 #include <cmath>
 
-#include "crew/autograd/ops.h"
-#include "crew/nn/functional.h"
+#include "tests/nn/functional_test_util.h"
 
 namespace crew {
 namespace {
 
-namespace F = nn::functional;
-using testing::expect_gradients_match;
-using testing::random_input;
-using Inputs = std::vector<Tensor>;
+using namespace nn::functional_testing;
 
 TEST(FunctionalLossTest, CrossEntropyGradientsAllReductions) {
   Tensor logits = random_input({4, 5});
@@ -20,7 +14,8 @@ TEST(FunctionalLossTest, CrossEntropyGradientsAllReductions) {
   Tensor labels_col = Tensor::from_vector<int64_t>({0, 4, 2, 2}, {4, 1});
   for (auto r : {F::Reduction::MEAN, F::Reduction::SUM, F::Reduction::NONE}) {
     expect_gradients_match([&](const Inputs& in) { return F::cross_entropy(in[0], labels, r); }, {logits});
-    expect_gradients_match([&](const Inputs& in) { return F::cross_entropy(in[0], labels_col, r); }, {logits});
+    expect_gradients_match([&](const Inputs& in) { return F::cross_entropy(in[0], labels_col, r); },
+                           {logits});
   }
 }
 
@@ -98,7 +93,8 @@ TEST(FunctionalNormTest, BatchNormInferenceUsesRunningStats) {
   Tensor rv = Tensor::from_vector<double>({0.5, 1.5, 2.0}, {3});
   expect_gradients_match([&](const Inputs& in) { return F::batch_norm(in[0], rm, rv, in[1], in[2], false); },
                          {x, w, b});
-  EXPECT_EQ(rm.to_vector<double>(), (std::vector<double>{0.1, -0.2, 0.3})) << "inference must not update stats";
+  EXPECT_EQ(rm.to_vector<double>(), (std::vector<double>{0.1, -0.2, 0.3}))
+      << "inference must not update stats";
   const double want = (x.to_vector<double>()[0] - 0.1) / std::sqrt(0.5 + 1e-5) * w.to_vector<double>()[0] +
                       b.to_vector<double>()[0];
   EXPECT_NEAR(F::batch_norm(x.detach(), rm, rv, w, b, false).to_vector<double>()[0], want, 1e-12);

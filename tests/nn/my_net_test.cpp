@@ -1,11 +1,9 @@
 // The seed's CNN: names, shapes for both input sizes, and a checkpoint round trip.
 #include <gtest/gtest.h>
-#include <stdlib.h>
-
-#include <filesystem>
 
 #include "crew/nn/nn.h"
 #include "crew/tensor/safetensors.h"
+#include "tests/testing/temp_dir.h"
 
 namespace crew::nn::models {
 namespace {
@@ -40,9 +38,8 @@ TEST(MyNet, ForwardShapesForBothInputSizes) {
 }
 
 TEST(MyNet, CheckpointRoundTripGivesIdenticalOutputs) {
-  std::string dir = (std::filesystem::temp_directory_path() / "crew_mynet_XXXXXX").string();
-  ASSERT_NE(mkdtemp(dir.data()), nullptr);
-  std::string path = dir + "/my_net.safetensors";
+  testing::TempDir dir;
+  std::string path = dir.file("my_net.safetensors");
   seed(11);
   MyNet a;
   Tensor x = uniform({3, 1, 28, 28}, 0, 1);
@@ -52,7 +49,6 @@ TEST(MyNet, CheckpointRoundTripGivesIdenticalOutputs) {
   EXPECT_NE(a(x).to_vector<float>(), b(x).to_vector<float>());
   b.set_state_dict(load(path));
   EXPECT_EQ(a(x).to_vector<float>(), b(x).to_vector<float>());
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -3,21 +3,18 @@
 #include <cmath>
 
 #include "crew/optim/optim.h"
+#include "tests/testing/tensor_expect.h"
 
 namespace crew::optim {
 namespace {
+
+using testing::expect_near;
 
 Tensor with_grad(std::vector<float> value, std::vector<float> grad) {
   Tensor t = Tensor::from_vector<float>(value);
   t.set_stop_gradient(false);
   t.set_grad(Tensor::from_vector<float>(grad));
   return t;
-}
-
-void expect_near(const Tensor& t, std::vector<double> want, double tol = 1e-6) {
-  std::vector<double> got = t.to_vector<double>();
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
 }
 
 TEST(GradClip, GlobalNormScalesAllGradientsTogether) {

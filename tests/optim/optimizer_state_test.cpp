@@ -1,19 +1,16 @@
 // Optimizer checkpoints: state_dict -> safetensors file -> set_state_dict resumes bit-exactly.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <functional>
 
 #include "crew/optim/optim.h"
 #include "crew/tensor/safetensors.h"
+#include "tests/testing/temp_dir.h"
 
 namespace crew::optim {
 namespace {
-
-namespace fs = std::filesystem;
 
 std::vector<Tensor> make_params() {
   std::vector<Tensor> ps = {Tensor::from_vector<float>({0.5f, -1.0f, 2.0f, 0.25f}, {2, 2}),
@@ -40,8 +37,8 @@ using Factory = std::function<std::unique_ptr<Optimizer>(std::vector<Tensor>)>;
 // fresh parameters, and checks that 3 further steps match the uninterrupted run bit for bit.
 void check_resume(
     const Factory& make, const std::function<void()>& on_step = [] {}) {
-  std::string dir = (fs::temp_directory_path() / "crew_opt_XXXXXX").string();
-  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  testing::TempDir tmp;
+  const std::string& dir = tmp.path();
   std::vector<Tensor> ps = make_params();
   auto opt = make(ps);
   for (int s = 0; s < 3; ++s) {
@@ -70,7 +67,6 @@ void check_resume(
     for (size_t i = 0; i < ps.size(); ++i)
       EXPECT_TRUE(bit_equal(ps[i], qs[i])) << "param " << i << " step " << s;
   }
-  fs::remove_all(dir);
 }
 
 TEST(OptimizerState, MomentumResumes) {

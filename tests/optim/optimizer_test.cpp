@@ -4,9 +4,12 @@
 #include <cmath>
 
 #include "crew/optim/optim.h"
+#include "tests/testing/tensor_expect.h"
 
 namespace crew::optim {
 namespace {
+
+using testing::expect_near;
 
 Tensor param(std::vector<float> values) {
   Tensor t = Tensor::from_vector<float>(values);
@@ -15,12 +18,6 @@ Tensor param(std::vector<float> values) {
 }
 
 void set_grad(Tensor& p, std::vector<float> g) { p.set_grad(Tensor::from_vector<float>(g, p.shape())); }
-
-void expect_near(const Tensor& t, std::vector<double> want, double tol = 1e-6) {
-  std::vector<double> got = t.to_vector<double>();
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
-}
 
 TEST(SGD, PlainAndWithL2) {
   Tensor p = param({1, 2});

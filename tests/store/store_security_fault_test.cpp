@@ -17,6 +17,7 @@
 #include "crew/distributed/store/tcp_store.h"
 #include "crew/distributed/store/tcp_store_protocol.h"
 #include "tests/store/store_test_util.h"
+#include "tests/testing/text.h"
 
 namespace crew::dist {
 namespace {
@@ -25,9 +26,7 @@ using namespace std::chrono_literals;
 using testing_util::client_options;
 using testing_util::raw_connect;
 
-bool has(const std::string& text, const std::string& needle) {
-  return text.find(needle) != std::string::npos;
-}
+using testing::has;
 
 std::string refusal(const TCPStoreOptions& o) {
   try {

@@ -8,6 +8,7 @@
 #include "crew/tensor/kernels/conv.h"
 #include "crew/tensor/random.h"
 #include "tests/tensor/kernels_reference.h"
+#include "tests/testing/tensor_expect.h"
 
 namespace crew {
 namespace {
@@ -24,11 +25,7 @@ void PrintTo(const ConvCase& c, std::ostream* os) {
 }
 
 void expect_close(const std::vector<double>& want, const Tensor& got, const char* what) {
-  const std::vector<double> g = got.to_vector<double>();
-  ASSERT_EQ(g.size(), want.size()) << what;
-  for (size_t i = 0; i < g.size(); ++i) {
-    ASSERT_NEAR(g[i], want[i], 1e-4 + 1e-4 * std::fabs(want[i])) << what << " element " << i;
-  }
+  testing::expect_close(want, got, what, {.atol = 1e-4, .rtol = 1e-4});
 }
 
 class ConvKernelTest : public ::testing::TestWithParam<ConvCase> {};

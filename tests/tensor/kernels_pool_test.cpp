@@ -9,6 +9,7 @@
 #include "crew/tensor/kernels/pool_direct.h"
 #include "crew/tensor/random.h"
 #include "tests/tensor/kernels_reference.h"
+#include "tests/testing/tensor_expect.h"
 
 namespace crew {
 namespace {
@@ -34,9 +35,7 @@ Tensor distinct_input(const Shape& s, uint64_t seed) {
 }
 
 void expect_close(const std::vector<double>& want, const Tensor& got, const char* what) {
-  const std::vector<double> g = got.to_vector<double>();
-  ASSERT_EQ(g.size(), want.size()) << what;
-  for (size_t i = 0; i < g.size(); ++i) ASSERT_NEAR(g[i], want[i], 1e-5) << what << " element " << i;
+  testing::expect_close(want, got, what, {.atol = 1e-5});
 }
 
 class PoolKernelTest : public ::testing::TestWithParam<PoolCase> {};

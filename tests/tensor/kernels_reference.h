@@ -21,7 +21,9 @@ inline ConvDims conv_dims(const Shape& x, const Shape& w, const kernels::Conv2dP
   return {x[0], x[1], x[2], x[3], w[0], w[2], w[3], y[2], y[3], p.groups};
 }
 
-// Calls f(n, o, oy, ox, c, ky, kx, iy, ix) for every in-bounds tap of the convolution.
+// Calls f(xi, wi, yi) for every in-bounds tap of the convolution: the flat indices of the
+// input element (NCHW), the weight (OIHW, I = channels per group) and the output (NCHW) it
+// joins.
 template <typename F>
 void for_each_tap(const ConvDims& d, const kernels::Conv2dParams& p, F f) {
   const int64_t cg = d.c / d.groups, og = d.o / d.groups;
@@ -35,7 +37,9 @@ void for_each_tap(const ConvDims& d, const kernels::Conv2dParams& p, F f) {
                 const int64_t iy = oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
                 const int64_t ix = ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
                 if (iy < 0 || iy >= d.h || ix < 0 || ix >= d.w) continue;
-                f(n, o, oy, ox, (o / og) * cg + ci, ci, ky, kx, iy, ix);
+                const int64_t c = (o / og) * cg + ci;
+                f(((n * d.c + c) * d.h + iy) * d.w + ix, ((o * cg + ci) * d.kh + ky) * d.kw + kx,
+                  ((n * d.o + o) * d.oh + oy) * d.ow + ox);
               }
 }
 
@@ -48,13 +52,7 @@ inline std::vector<double> conv2d(const Tensor& x, const Tensor& w, const Tensor
     const auto bv = b.to_vector<double>();
     for (size_t i = 0; i < y.size(); ++i) y[i] = bv[(i / (d.oh * d.ow)) % d.o];
   }
-  const int64_t cg = d.c / d.groups;
-  for_each_tap(d, p,
-               [&](int64_t n, int64_t o, int64_t oy, int64_t ox, int64_t c, int64_t ci, int64_t ky,
-                   int64_t kx, int64_t iy, int64_t ix) {
-                 y[((n * d.o + o) * d.oh + oy) * d.ow + ox] +=
-                     xv[((n * d.c + c) * d.h + iy) * d.w + ix] * wv[((o * cg + ci) * d.kh + ky) * d.kw + kx];
-               });
+  for_each_tap(d, p, [&](int64_t xi, int64_t wi, int64_t yi) { y[yi] += xv[xi] * wv[wi]; });
   return y;
 }
 
@@ -63,13 +61,7 @@ inline std::vector<double> conv2d_backward_data(const Tensor& gy, const Tensor& 
   const ConvDims d = conv_dims(xs, w.shape(), p);
   const auto gv = gy.to_vector<double>(), wv = w.to_vector<double>();
   std::vector<double> gx(shape_numel(xs), 0.0);
-  const int64_t cg = d.c / d.groups;
-  for_each_tap(d, p,
-               [&](int64_t n, int64_t o, int64_t oy, int64_t ox, int64_t c, int64_t ci, int64_t ky,
-                   int64_t kx, int64_t iy, int64_t ix) {
-                 gx[((n * d.c + c) * d.h + iy) * d.w + ix] += gv[((n * d.o + o) * d.oh + oy) * d.ow + ox] *
-                                                              wv[((o * cg + ci) * d.kh + ky) * d.kw + kx];
-               });
+  for_each_tap(d, p, [&](int64_t xi, int64_t wi, int64_t yi) { gx[xi] += gv[yi] * wv[wi]; });
   return gx;
 }
 
@@ -78,13 +70,7 @@ inline std::vector<double> conv2d_backward_weights(const Tensor& gy, const Tenso
   const ConvDims d = conv_dims(x.shape(), ws, p);
   const auto gv = gy.to_vector<double>(), xv = x.to_vector<double>();
   std::vector<double> gw(shape_numel(ws), 0.0);
-  const int64_t cg = d.c / d.groups;
-  for_each_tap(d, p,
-               [&](int64_t n, int64_t o, int64_t oy, int64_t ox, int64_t c, int64_t ci, int64_t ky,
-                   int64_t kx, int64_t iy, int64_t ix) {
-                 gw[((o * cg + ci) * d.kh + ky) * d.kw + kx] +=
-                     gv[((n * d.o + o) * d.oh + oy) * d.ow + ox] * xv[((n * d.c + c) * d.h + iy) * d.w + ix];
-               });
+  for_each_tap(d, p, [&](int64_t xi, int64_t wi, int64_t yi) { gw[wi] += gv[yi] * xv[xi]; });
   return gw;
 }
 

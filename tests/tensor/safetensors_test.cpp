@@ -1,17 +1,17 @@
 #include "crew/tensor/safetensors.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "crew/tensor/random.h"
 #include "crew/tensor/safetensors_checksum.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/text.h"
 
 namespace crew {
 namespace {
@@ -21,20 +21,9 @@ namespace fs = std::filesystem;
 // A fresh temporary directory, removed with its contents at the end of the test.
 class SafetensorsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "crew_st_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (fs::path(dir_) / name).string(); }
+  std::string path(const std::string& name) const { return dir_.file(name); }
 
-  static std::string read_bytes(const std::string& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
+  static std::string read_bytes(const std::string& p) { return testing::read_file(p); }
   static void write_bytes(const std::string& p, const std::string& bytes) {
     std::ofstream out(p, std::ios::binary | std::ios::trunc);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -64,7 +53,7 @@ class SafetensorsTest : public ::testing::Test {
     }
   }
 
-  std::string dir_;
+  testing::TempDir dir_;
 };
 
 TEST_F(SafetensorsTest, RoundTripsEveryDtype) {
@@ -148,7 +137,7 @@ TEST_F(SafetensorsTest, SaveIsAtomicAndLeavesNoTempFiles) {
   save(b, p);  // replaces the file in one rename
   EXPECT_EQ(load(p).at("w").numel(), 8);
   int files = 0;
-  for (const auto& entry : fs::directory_iterator(dir_)) {
+  for (const auto& entry : fs::directory_iterator(dir_.path())) {
     (void)entry;
     ++files;
   }
@@ -164,7 +153,7 @@ TEST_F(SafetensorsTest, MissingFileIsIOError) {
   std::string p = path("absent.safetensors");
   expect_error<IOError>(p, {p});
   EXPECT_THROW(load_metadata(p), IOError);
-  EXPECT_THROW(load(dir_), IOError);  // a directory
+  EXPECT_THROW(load(dir_.path()), IOError);  // a directory
 }
 
 TEST_F(SafetensorsTest, TruncatedFiles) {

@@ -2,7 +2,7 @@
 // Runs a function in N real processes (fork), for distributed tests.
 //
 //   auto results = crew::testing::run_ranks(3, [&](int rank, int world) {
-//     ... // throw to fail; runs in a child process
+//     ... // throw to fail (tests/testing/child_expect.h); runs in a child process
 //   }, {.timeout = std::chrono::seconds(30), .env = {{"CREW_TIMEOUT", "5s"}}});
 //   crew::testing::expect_all_ok(results);
 //

@@ -1,0 +1,9 @@
+#pragma once
+// Network helpers of the tests.
+
+namespace crew::testing {
+
+// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, then released).
+int free_port();
+
+}  // namespace crew::testing
