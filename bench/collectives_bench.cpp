@@ -13,6 +13,8 @@
 //
 // Single host: the ranks rendezvous through files in /tmp (keyed by the job id and master
 // port under a launcher).
+#include <sys/stat.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -279,7 +281,7 @@ int main(int argc, char** argv) {
     if (opt.nprocs > 0) {
       auto results = crew::testing::shm::run_ranks(
           opt.nprocs, [&](int rank, dist::Store& store) { run_rank(rank, opt.nprocs, store, opt); },
-          std::chrono::seconds(opt.timeout_s));
+          crew::testing::RunRanksOptions{.timeout = std::chrono::seconds(opt.timeout_s)});
       int failed = 0;
       for (size_t r = 0; r < results.size(); ++r) {
         if (!results[r].ok()) {

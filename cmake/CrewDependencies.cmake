@@ -16,7 +16,7 @@ find_path(CREW_CBLAS_INCLUDE_DIR cblas.h PATHS /usr/include/x86_64-linux-gnu/ope
 find_package(Gloo REQUIRED PATHS /usr/share/cmake/Gloo)
 find_package(CLI11 REQUIRED PATHS /usr/share/cmake/CLI11)
 
-if(CREW_BUILD_TESTS)
+if(CREW_BUILD_TESTS OR CREW_BUILD_BENCH)
   find_package(GTest REQUIRED)
 endif()
 if(CREW_BUILD_BENCH)
