@@ -4,9 +4,7 @@
 //
 //   ./allreduce_bench --nproc 2 --backend gloo          # forks 2 ranks on 127.0.0.1
 //   crew launch --nproc_per_node 4 ./allreduce_bench    # or run under a launcher (CREW_RANK set)
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +19,7 @@
 
 #include "crew/core/env.h"
 #include "crew/distributed/distributed.h"
+#include "tests/testing/net.h"
 
 namespace dist = crew::dist;
 using Clock = std::chrono::steady_clock;
@@ -112,25 +111,9 @@ int run_rank(const BenchOptions& opt) {
   return 0;
 }
 
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    std::perror("allreduce_bench: choosing a port");
-    std::exit(1);
-  }
-  const int port = ntohs(addr.sin_port);
-  ::close(fd);
-  return port;
-}
-
 // Forks opt.nproc ranks of this program on 127.0.0.1 and waits (bounded) for them.
 int fork_ranks(const BenchOptions& opt) {
-  const std::string master = "127.0.0.1:" + std::to_string(free_port());
+  const std::string master = "127.0.0.1:" + std::to_string(crew::testing::free_port());
   std::vector<pid_t> children;
   for (int r = 0; r < opt.nproc; ++r) {
     pid_t pid = ::fork();

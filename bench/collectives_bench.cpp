@@ -32,6 +32,7 @@
 #include "crew/distributed/debug/debug_process_group.h"
 #include "crew/distributed/parallel/parallel.h"
 #include "tests/distributed/shm_harness.h"
+#include "tests/testing/store_ptr.h"
 
 namespace dist = crew::dist;
 using crew::DType;
@@ -241,7 +242,7 @@ void run_rank(int rank, int world, dist::Store& store_ref, const BenchOptions& o
   if (opt.hosts > 0) {
     ::setenv("CREW_HOST_ID", ("bench-host-" + std::to_string(rank * opt.hosts / world)).c_str(), 1);
   }
-  std::shared_ptr<dist::Store> store(&store_ref, [](dist::Store*) {});
+  std::shared_ptr<dist::Store> store = crew::testing::borrow_store(store_ref);
   const auto colon = opt.sizes.find(':');
   const int64_t min_bytes = parse_size(opt.sizes.substr(0, colon));
   const int64_t max_bytes = colon == std::string::npos ? min_bytes : parse_size(opt.sizes.substr(colon + 1));
