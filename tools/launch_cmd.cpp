@@ -2,12 +2,12 @@
 // runs the launcher (crew/launch/launcher.h). Exit status: the job's (the first failing
 // worker's code, 128 + signal for a signal death), 2 for a bad command line.
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 #include <set>
 
 #include "crew/core/env.h"
 #include "crew/core/error.h"
+#include "crew/launch/launch_log.h"
 #include "crew/launch/launcher.h"
 #include "crew/launch/options.h"
 #include "tools/subcommand.h"
@@ -36,7 +36,12 @@ int run_launch_command(int argc, char** argv) {
   opts["log_ranks"] = app.add_option("--log_ranks", log_ranks, "console shows '0' (local rank 0, default) or 'all' (every rank, prefixed)");
   opts["max_restart"] = app.add_option("--max_restart", o.max_restart, "restarts of the whole job after a failure (default 0)");
   opts["job_id"] = app.add_option("--job_id", o.job_id, "job name (default 'default')");
-  opts["token"] = app.add_option("--token", o.token, "shared secret given to workers as CREW_JOB_TOKEN");
+  std::string token_file;
+  opts["token"] = app.add_option("--token", o.token,
+                                 "shared secret given to workers as CREW_JOB_TOKEN (visible in ps: prefer "
+                                 "--token-file or CREW_JOB_TOKEN)");
+  opts["token_file"] = app.add_option("--token-file,--token_file", token_file,
+                                      "read the job token from this file (mode 0600)");
   opts["grace_period"] = app.add_option("--grace_period", grace, "SIGTERM-to-SIGKILL grace for stopping workers (default 5s)");
   opts["rendezvous_timeout"] = app.add_option("--rendezvous_timeout", rendezvous_timeout, "how long nodes wait for each other (default 5m)");
   opts["cpu_affinity"] = app.add_option("--cpu_affinity", cpu_affinity, "pin CPU workers to their share of the cores: on/off (default on)");
@@ -58,6 +63,15 @@ int run_launch_command(int argc, char** argv) {
     std::set<std::string> given;
     for (const auto& [name, opt] : opts) {
       if (opt->count() > 0) given.insert(name);
+    }
+    if (given.count("token_file")) {
+      if (given.count("token")) throw ValueError("--token and --token-file are both given; pass one");
+      o.token = launch::read_token_file(token_file);
+      given.insert("token");
+    } else if (given.count("token")) {
+      launch::launch_warning(
+          "--token is visible to other users of this host (ps, /proc/PID/cmdline); "
+          "prefer --token-file PATH or CREW_JOB_TOKEN");
     }
     o.log_ranks = launch::parse_console_ranks(log_ranks);
     o.grace_period = env::parse_duration(grace, "--grace_period");

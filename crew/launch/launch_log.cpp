@@ -1,11 +1,16 @@
 #include "crew/launch/launch_log.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <ctime>
+
+#include "crew/core/check.h"
 
 namespace crew::launch {
 namespace {
@@ -57,6 +62,27 @@ void launch_log(LogLevel level, const std::string& message) {
     start = end + 1;
   }
   write_all(2, out.data(), out.size());
+}
+
+std::string mask_secret(const std::string& entry) {
+  for (const char* name : {"CREW_JOB_TOKEN=", "CREW_LAUNCH_TOKEN="}) {
+    const std::string prefix = name;
+    if (entry.rfind(prefix, 0) == 0) {
+      return prefix + "<set, " + std::to_string(entry.size() - prefix.size()) + " chars>";
+    }
+  }
+  return entry;
+}
+
+void write_envlog(const std::string& path, std::vector<std::string> env) {
+  std::sort(env.begin(), env.end());
+  std::string text;
+  for (const auto& e : env) text += mask_secret(e) + "\n";
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) CREW_THROW(IOError, errno_message("launch: cannot write '" + path + "'"));
+  ::fchmod(fd, 0600);  // an envlog left by an older launcher may be world-readable
+  write_all(fd, text.data(), text.size());
+  ::close(fd);
 }
 
 }  // namespace crew::launch

@@ -2,6 +2,7 @@
 // The launcher's own log lines, in Paddle's format: "LAUNCH INFO 2026-12-02 20:00:00,123 msg".
 // They go to stderr with one write() each; the threshold is --log_level.
 #include <string>
+#include <vector>
 
 #include "crew/core/logging.h"
 
@@ -18,5 +19,12 @@ inline void launch_error(const std::string& m) { launch_log(LogLevel::ERROR, m);
 // Writes all of `text` to fd, retrying on EINTR and short writes (errors are ignored: the
 // console going away must not take the job down).
 void write_all(int fd, const char* data, size_t size);
+
+// "NAME=value" with the value of a secret (CREW_JOB_TOKEN, CREW_LAUNCH_TOKEN) replaced by
+// "<set, N chars>"; anything else unchanged.
+std::string mask_secret(const std::string& entry);
+
+// Writes a worker's environment to `path` (envlog.N): sorted, secrets masked, mode 0600.
+void write_envlog(const std::string& path, std::vector<std::string> env);
 
 }  // namespace crew::launch

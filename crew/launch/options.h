@@ -64,6 +64,11 @@ std::vector<int> parse_id_list(const std::string& text, const char* what);
 // "option: value" pairs for the configuration block, in a fixed order.
 std::vector<std::pair<std::string, std::string>> describe(const LaunchOptions& options);
 
+// The job token stored in `path` (--token-file), without surrounding whitespace. Throws
+// ValueError naming --token-file and the path when the file is missing, not a regular file,
+// empty, or readable by group or others (mode & 077, refused as ssh refuses such a key).
+std::string read_token_file(const std::string& path);
+
 const char* to_string(ConsoleRanks ranks);
 ConsoleRanks parse_console_ranks(const std::string& text);
 

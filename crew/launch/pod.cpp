@@ -12,19 +12,6 @@
 #include "crew/launch/launch_log.h"
 
 namespace crew::launch {
-namespace {
-
-void write_envlog(const std::string& path, std::vector<std::string> env) {
-  std::sort(env.begin(), env.end());
-  std::string text;
-  for (const auto& e : env) text += e + "\n";
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) CREW_THROW(IOError, errno_message("launch: cannot write '" + path + "'"));
-  write_all(fd, text.data(), text.size());
-  ::close(fd);
-}
-
-}  // namespace
 
 Pod::Pod(PodSpec spec, GroupReaper* reaper) : spec_(std::move(spec)), reaper_(reaper) {}
 

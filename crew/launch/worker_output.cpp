@@ -18,7 +18,7 @@ namespace crew::launch {
 WorkerOutput::WorkerOutput(std::string log_path, WorkerOutputOptions options)
     : path_(std::move(log_path)), options_(std::move(options)) {
   int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (options_.overwrite ? O_TRUNC : O_APPEND);
-  log_fd_ = ::open(path_.c_str(), flags, 0644);
+  log_fd_ = ::open(path_.c_str(), flags, 0600);  // a worker may print secrets
   if (log_fd_ < 0) CREW_THROW(IOError, errno_message("launch: cannot open worker log '" + path_ + "'"));
   struct stat st {};
   if (::fstat(log_fd_, &st) == 0) start_offset_ = st.st_size;
