@@ -142,15 +142,16 @@ std::vector<std::string> apply_environment(LaunchOptions* o, const std::set<std:
 }
 
 void validate(const LaunchOptions& o) {
-  CREW_CHECK(!o.program.empty(), "launch: no training program given (usage: crew launch [options] PROGRAM [ARGS...])");
-  CREW_CHECK(o.nnodes >= 1, "launch: --nnodes must be >= 1, got ", o.nnodes);
-  CREW_CHECK(o.nproc_per_node == -1 || o.nproc_per_node >= 1, "launch: --nproc_per_node must be >= 1, got ",
+  CREW_CHECK(!o.program.empty(),
+             "no training program given (usage: crew launch [options] PROGRAM [ARGS...])");
+  CREW_CHECK(o.nnodes >= 1, "--nnodes must be >= 1, got ", o.nnodes);
+  CREW_CHECK(o.nproc_per_node == -1 || o.nproc_per_node >= 1, "--nproc_per_node must be >= 1, got ",
              o.nproc_per_node);
-  CREW_CHECK(o.max_restart >= 0, "launch: --max_restart must be >= 0, got ", o.max_restart);
-  CREW_CHECK(o.grace_period.count() >= 0, "launch: --grace_period must not be negative");
-  CREW_CHECK(!o.log_dir.empty(), "launch: --log_dir must not be empty");
+  CREW_CHECK(o.max_restart >= 0, "--max_restart must be >= 0, got ", o.max_restart);
+  CREW_CHECK(o.grace_period.count() >= 0, "--grace_period must not be negative");
+  CREW_CHECK(!o.log_dir.empty(), "--log_dir must not be empty");
   CREW_CHECK(!o.job_id.empty() && o.job_id.find('/') == std::string::npos,
-             "launch: --job_id must be a non-empty name without '/', got '", o.job_id, "'");
+             "--job_id must be a non-empty name without '/', got '", o.job_id, "'");
   parse_log_level(o.log_level);
   if (!o.devices.empty()) parse_id_list(o.devices, "--devices");
   if (!o.master.empty()) {
@@ -159,12 +160,12 @@ void validate(const LaunchOptions& o) {
     parse_endpoint(o.master, &host, &port, "--master");
   }
   if (o.nnodes > 1) {
-    CREW_CHECK(!o.master.empty(), "launch: --nnodes ", o.nnodes,
+    CREW_CHECK(!o.master.empty(), "--nnodes ", o.nnodes,
                " needs --master HOST:PORT (the address node 0's launcher serves the store on)");
-    CREW_CHECK(o.rank >= 0 && o.rank < o.nnodes, "launch: --rank must be in [0, ", o.nnodes, ") with --nnodes ",
+    CREW_CHECK(o.rank >= 0 && o.rank < o.nnodes, "--rank must be in [0, ", o.nnodes, ") with --nnodes ",
                o.nnodes, ", got ", o.rank);
   } else {
-    CREW_CHECK(o.rank <= 0, "launch: --rank ", o.rank, " is out of range for a single node (--nnodes 1)");
+    CREW_CHECK(o.rank <= 0, "--rank ", o.rank, " is out of range for a single node (--nnodes 1)");
   }
 }
 

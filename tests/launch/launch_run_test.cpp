@@ -75,8 +75,9 @@ TEST(LaunchRun, LogRanksAllPrefixesEveryRank) {
 
 TEST(LaunchRun, ProgramArgumentsPassThroughUntouched) {
   TempDir dir;
-  CrewRun r = run_crew(dir, {"launch", "--nproc_per_node", "1", "--log_dir", dir.file("log"), "/bin/echo",
-                             "--devices=9", "--log_dir", "x", "-c"});
+  // Launcher flags among them need the '--' before the program (else they are an error).
+  CrewRun r = run_crew(dir, {"launch", "--nproc_per_node", "1", "--log_dir", dir.file("log"), "--",
+                             "/bin/echo", "--devices=9", "--log_dir", "x", "-c"});
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.stdout_text.find("--devices=9 --log_dir x -c"), std::string::npos) << r.stdout_text;
 }
