@@ -39,6 +39,20 @@ int resolve(const std::string& host, int port, bool passive, AddrInfo* out) {
   return getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &out->list);
 }
 
+// What a failed bind() means for the user: another listener on the port, or an address that
+// is not this host's (node 0 serves the store on --master's host).
+std::string bind_hint(int err, const std::string& host, int port) {
+  if (err == EADDRINUSE && port != 0) {
+    return " (is another job or store using this port? choose another --master port)";
+  }
+  if (err == EADDRNOTAVAIL) {
+    return " (" + host +
+           " is not an address of this host; node 0 serves the store on --master's host, "
+           "so run node 0 where that address is, or name one of this host's addresses)";
+  }
+  return "";
+}
+
 }  // namespace
 
 void set_nonblocking(int fd, bool on) {
@@ -57,6 +71,7 @@ Fd listen_on(const std::string& host, int port, int backlog, int* bound_port) {
   CREW_CHECK_T(StoreError, rc == 0, "TCPStore: cannot resolve listen address ", host, ":", port, ": ",
                gai_strerror(rc));
   std::string last_error = "no address";
+  int bind_errno = 0;
   for (addrinfo* a = ai.list; a != nullptr; a = a->ai_next) {
     Fd fd(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
     if (!fd.valid()) {
@@ -66,6 +81,7 @@ Fd listen_on(const std::string& host, int port, int backlog, int* bound_port) {
     int one = 1;
     setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     if (::bind(fd.get(), a->ai_addr, a->ai_addrlen) != 0) {
+      bind_errno = errno;
       last_error = errno_message("bind");
       continue;
     }
@@ -81,7 +97,7 @@ Fd listen_on(const std::string& host, int port, int backlog, int* bound_port) {
     return fd;
   }
   CREW_THROW(StoreError, "TCPStore: cannot listen on ", host, ":", port, ": ", last_error,
-             port != 0 ? " (is another job or store using this port? choose another --master port)" : "");
+             bind_hint(bind_errno, host, port));
 }
 
 int resolve_host(const std::string& host, int port, std::string* error) {
