@@ -12,16 +12,18 @@ const char* kFixHint = "launcher options must come before the program: crew laun
 
 TEST(LaunchCommandLine, LauncherFlagsAfterTheProgramShowTheCorrectedCommand) {
   TempDir dir;
-  CrewRun r = run_crew(dir, {"launch", "/bin/echo", "--devices=0,1"});
+  CrewRun r = run_crew(dir, {"launch", "/bin/echo", "--devices=0,1", "--log_dir", dir.file("log")});
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_TRUE(has(r.stderr_text, std::string(kFixHint) + "--devices=0,1 /bin/echo\n")) << r.stderr_text;
+  EXPECT_TRUE(has(r.stderr_text,
+                  std::string(kFixHint) + "--devices=0,1 --log_dir " + dir.file("log") + " /bin/echo\n"))
+      << r.stderr_text;
 
   // A value in the next argument moves with its flag; the program's own arguments stay.
-  CrewRun spaced =
-      run_crew(dir, {"launch", "--log_dir", "L", "/bin/echo", "--epochs", "2", "--nproc_per_node", "3"});
+  CrewRun spaced = run_crew(
+      dir, {"launch", "--log_dir", dir.file("L"), "/bin/echo", "--epochs", "2", "--nproc_per_node", "3"});
   EXPECT_EQ(spaced.code, 2) << spaced.output;
-  EXPECT_TRUE(
-      has(spaced.stderr_text, std::string(kFixHint) + "--log_dir L --nproc_per_node 3 /bin/echo --epochs 2"))
+  EXPECT_TRUE(has(spaced.stderr_text, std::string(kFixHint) + "--log_dir " + dir.file("L") +
+                                          " --nproc_per_node 3 /bin/echo --epochs 2"))
       << spaced.stderr_text;
   EXPECT_TRUE(has(spaced.stderr_text, "put '--' before the program")) << spaced.stderr_text;
   EXPECT_FALSE(has(spaced.output, "argument was not expected")) << spaced.output;
