@@ -33,7 +33,7 @@ int run_launch_command(int argc, char** argv) {
   opts["log_dir"] = app.add_option("--log_dir", o.log_dir, "directory for workerlog.N and envlog.N (default log)");
   opts["log_level"] = app.add_option("--log_level", o.log_level, "launcher log level: DEBUG, INFO, WARNING, ERROR");
   opts["log_overwrite"] = app.add_flag("--log_overwrite", o.log_overwrite, "truncate worker logs instead of appending");
-  opts["log_ranks"] = app.add_option("--log_ranks", log_ranks, "console shows '0' (local rank 0, default) or 'all' (every rank, prefixed)");
+  opts["log_ranks"] = app.add_option("--log_ranks", log_ranks, "local ranks the console shows: '0' (default), 'all' or a list such as '0,3' (prefixed when more than one)");
   opts["max_restart"] = app.add_option("--max_restart", o.max_restart, "restarts of the whole job after a failure (default 0)");
   opts["job_id"] = app.add_option("--job_id", o.job_id, "job name (default 'default')");
   opts["token"] = app.add_option("--token", o.token, "shared secret given to workers as CREW_JOB_TOKEN");

@@ -340,10 +340,22 @@ void open_store(Job& job) {
                       node_rank_of(o) == 0 ? " (served by this launcher)" : ""));
 }
 
+// --log_ranks naming a local rank this node does not run shows nothing for it: say so.
+void check_console_ranks(const Job& job) {
+  const ConsoleRanks& c = job.options.log_ranks;
+  for (int r : c.all ? std::vector<int>{} : c.local_ranks) {
+    if (r >= static_cast<int>(job.slots.size())) {
+      launch_warning(str_cat("--log_ranks=", to_string(c), ": this node runs local ranks 0..",
+                             job.slots.size() - 1, ", so local rank ", r, " shows nothing"));
+    }
+  }
+}
+
 void prepare_job(Job& job) {
   const LaunchOptions& o = job.options;
   job.inventory = detect_devices();
   job.slots = plan_workers(job.inventory, o.devices, o.nproc_per_node, o.cpu_affinity);
+  check_console_ranks(job);
   make_dirs(o.log_dir);
   job.log_dir = absolute(o.log_dir);
   choose_master(job);

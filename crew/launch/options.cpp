@@ -28,12 +28,33 @@ int to_int(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-const char* to_string(ConsoleRanks ranks) { return ranks == ConsoleRanks::ALL ? "all" : "0"; }
+bool ConsoleRanks::shows(int local_rank) const {
+  return all || std::binary_search(local_ranks.begin(), local_ranks.end(), local_rank);
+}
+
+std::string to_string(const ConsoleRanks& ranks) {
+  if (ranks.all) return "all";
+  std::string out;
+  for (int r : ranks.local_ranks) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(r);
+  }
+  return out;
+}
 
 ConsoleRanks parse_console_ranks(const std::string& text) {
-  if (text == "0") return ConsoleRanks::LOCAL_ZERO;
-  if (text == "all") return ConsoleRanks::ALL;
-  CREW_THROW(ValueError, "--log_ranks='", text, "': expected '0' or 'all'");
+  ConsoleRanks ranks;
+  if (text == "all") {
+    ranks.all = true;
+    return ranks;
+  }
+  try {
+    ranks.local_ranks = parse_id_list(text, "--log_ranks");
+  } catch (const ValueError&) {
+    CREW_THROW(ValueError, "--log_ranks='", text, "': expected 'all' or local ranks such as '0' or '0,3'");
+  }
+  std::sort(ranks.local_ranks.begin(), ranks.local_ranks.end());
+  return ranks;
 }
 
 std::vector<int> parse_id_list(const std::string& text, const char* what) {

@@ -13,10 +13,15 @@
 
 namespace crew::launch {
 
-// How --log_ranks selects what the console shows.
-enum class ConsoleRanks {
-  LOCAL_ZERO,  // local rank 0's output, unprefixed (Paddle's behaviour)
-  ALL,         // every local rank's lines, prefixed with "[rank N] "
+// Which local ranks the console shows (--log_ranks): "0" (Paddle's default), "all", or a list
+// such as "0,3" (torchrun's --local-ranks-filter). With more than one rank possible ("all" or
+// a list of two or more), each line is prefixed with "[rank N] " (N the global rank).
+struct ConsoleRanks {
+  bool all = false;
+  std::vector<int> local_ranks{0};  // sorted; ignored when `all`
+
+  bool shows(int local_rank) const;
+  bool prefixed() const { return all || local_ranks.size() > 1; }
 };
 
 struct LaunchOptions {
@@ -36,7 +41,7 @@ struct LaunchOptions {
   bool log_overwrite = false;           // truncate workerlog.N instead of appending
   int max_restart = kDefaultMaxRestart; // whole-job restarts after a failure
   std::string job_id = "default";
-  ConsoleRanks log_ranks = ConsoleRanks::LOCAL_ZERO;
+  ConsoleRanks log_ranks;               // local rank 0
   std::string token;                    // shared secret handed to workers as CREW_JOB_TOKEN
   std::chrono::milliseconds grace_period = kDefaultGracePeriod;  // SIGTERM -> SIGKILL
   bool cpu_affinity = true;             // pin CPU-slot workers to their share of the cores
@@ -64,7 +69,8 @@ std::vector<int> parse_id_list(const std::string& text, const char* what);
 // "option: value" pairs for the configuration block, in a fixed order.
 std::vector<std::pair<std::string, std::string>> describe(const LaunchOptions& options);
 
-const char* to_string(ConsoleRanks ranks);
+std::string to_string(const ConsoleRanks& ranks);
+// "0", "all" or "0,3"; throws ValueError naming --log_ranks otherwise.
 ConsoleRanks parse_console_ranks(const std::string& text);
 
 }  // namespace crew::launch

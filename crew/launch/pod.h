@@ -35,7 +35,7 @@ struct PodSpec {
   std::vector<WorkerSpec> workers;
   std::string log_dir;
   bool log_overwrite = false;
-  ConsoleRanks console = ConsoleRanks::LOCAL_ZERO;
+  ConsoleRanks console;  // local rank 0
 };
 
 enum class PodState {
