@@ -21,6 +21,7 @@ int run_launch_command(int argc, char** argv) {
   app.prefix_command();  // everything from PROGRAM on belongs to the program
   std::string grace = "5s";
   std::string rendezvous_timeout = "5m";
+  std::string restart_backoff = "1s";
   std::string log_ranks = "0";
   std::string cpu_affinity = "on";
   std::map<std::string, CLI::Option*> opts;
@@ -35,6 +36,7 @@ int run_launch_command(int argc, char** argv) {
   opts["log_overwrite"] = app.add_flag("--log_overwrite", o.log_overwrite, "truncate worker logs instead of appending");
   opts["log_ranks"] = app.add_option("--log_ranks", log_ranks, "local ranks the console shows: '0' (default), 'all' or a list such as '0,3' (prefixed when more than one)");
   opts["max_restart"] = app.add_option("--max_restart", o.max_restart, "restarts of the whole job after a failure (default 0)");
+  opts["restart_backoff"] = app.add_option("--restart_backoff", restart_backoff, "pause before each restart (default 1s; 0 allowed)");
   opts["job_id"] = app.add_option("--job_id", o.job_id, "job name (default 'default')");
   opts["token"] = app.add_option("--token", o.token, "shared secret given to workers as CREW_JOB_TOKEN");
   opts["grace_period"] = app.add_option("--grace_period", grace, "SIGTERM-to-SIGKILL grace for stopping workers (default 5s)");
@@ -62,6 +64,7 @@ int run_launch_command(int argc, char** argv) {
     o.log_ranks = launch::parse_console_ranks(log_ranks);
     o.grace_period = env::parse_duration(grace, "--grace_period");
     o.rendezvous_timeout = env::parse_duration(rendezvous_timeout, "--rendezvous_timeout");
+    o.restart_backoff = env::parse_duration(restart_backoff, "--restart_backoff");
     if (cpu_affinity != "on" && cpu_affinity != "off") {
       throw ValueError("launch: --cpu_affinity='" + cpu_affinity + "': expected 'on' or 'off'");
     }

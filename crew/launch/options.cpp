@@ -119,6 +119,8 @@ std::vector<std::string> apply_environment(LaunchOptions* o, const std::set<std:
   if (auto v = lookup("job_id", {"PADDLE_JOB_ID"})) o->job_id = *v;
   if (auto v = lookup("log_ranks", {})) o->log_ranks = parse_console_ranks(*v);
   if (auto v = lookup("host", {"POD_IP"})) o->host = *v;
+  if (auto v = lookup("restart_backoff", {}))
+    o->restart_backoff = env::parse_duration(*v, "CREW_LAUNCH_RESTART_BACKOFF");
   if (auto v = lookup("grace_period", {})) o->grace_period = env::parse_duration(*v, "CREW_LAUNCH_GRACE_PERIOD");
   // The token is a secret: used, never echoed. Inside a worker CREW_JOB_TOKEN is the parent
   // job's, which a nested launch (a job of its own) does not use.
@@ -141,6 +143,8 @@ void validate(const LaunchOptions& o) {
              o.nproc_per_node);
   CREW_CHECK(o.max_restart >= 0, "launch: --max_restart must be >= 0, got ", o.max_restart);
   CREW_CHECK(o.grace_period.count() >= 0, "launch: --grace_period must not be negative");
+  CREW_CHECK(o.restart_backoff.count() >= 0, "launch: --restart_backoff must not be negative, got ",
+             o.restart_backoff.count(), " ms");
   CREW_CHECK(!o.log_dir.empty(), "launch: --log_dir must not be empty");
   CREW_CHECK(!o.job_id.empty() && o.job_id.find('/') == std::string::npos,
              "launch: --job_id must be a non-empty name without '/', got '", o.job_id, "'");
@@ -178,6 +182,7 @@ std::vector<std::pair<std::string, std::string>> describe(const LaunchOptions& o
       {"log_overwrite", o.log_overwrite ? "True" : "False"},
       {"log_ranks", to_string(o.log_ranks)},
       {"max_restart", std::to_string(o.max_restart)},
+      {"restart_backoff", str_cat(o.restart_backoff.count(), "ms")},
       {"grace_period", str_cat(o.grace_period.count(), "ms")},
       {"cpu_affinity", o.cpu_affinity ? "on" : "off"},
       {"run_mode", "collective"},

@@ -28,6 +28,7 @@ struct LaunchOptions {
   static constexpr int kDefaultMaxRestart = 0;
   static constexpr std::chrono::milliseconds kDefaultGracePeriod{std::chrono::seconds(5)};
   static constexpr std::chrono::milliseconds kDefaultRendezvousTimeout{std::chrono::minutes(5)};
+  static constexpr std::chrono::milliseconds kDefaultRestartBackoff{std::chrono::seconds(1)};
 
   std::string program;                  // the training program (a binary or script)
   std::vector<std::string> program_args;
@@ -40,6 +41,7 @@ struct LaunchOptions {
   std::string log_level = "INFO";
   bool log_overwrite = false;           // truncate workerlog.N instead of appending
   int max_restart = kDefaultMaxRestart; // whole-job restarts after a failure
+  std::chrono::milliseconds restart_backoff = kDefaultRestartBackoff;  // pause before each restart
   std::string job_id = "default";
   ConsoleRanks log_ranks;               // local rank 0
   std::string token;                    // shared secret handed to workers as CREW_JOB_TOKEN

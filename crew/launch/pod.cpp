@@ -45,6 +45,7 @@ void Pod::start() {
   for (const WorkerSpec& w : spec_.workers) {
     WorkerOutputOptions oo;
     oo.overwrite = spec_.log_overwrite;
+    oo.header = spec_.log_header;
     oo.echo = spec_.console.shows(w.local_rank);
     if (oo.echo && spec_.console.prefixed()) oo.prefix = "[rank " + std::to_string(w.global_rank) + "] ";
     outputs_.push_back(std::make_unique<WorkerOutput>(log_path(w.local_rank), oo));
