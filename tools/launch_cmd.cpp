@@ -29,6 +29,7 @@ const std::set<std::string> kSharedWithPrograms = {"--rank",      "--node-rank",
 struct LaunchCommandLine {
   launch::LaunchOptions o;
   std::string grace = "5s";
+  std::string restart_backoff = "1s";
   std::string rendezvous_timeout = "5m";
   std::string log_ranks = "0";
   std::string cpu_affinity = "on";
@@ -43,7 +44,8 @@ void add_options(CLI::App& app, LaunchCommandLine& c) {
   launch::LaunchOptions& o = c.o;
   auto& opts = c.opts;
   app.option_defaults()->always_capture_default();  // --help shows each default
-  opts["devices"] = app.add_option("--devices,--gpus", o.devices, "device ids, e.g. 0,1,2 (CPU slots without a GPU); default: all visible");
+  opts["devices"] = app.add_option("--devices,--gpus", o.devices,
+                                   "device ids, e.g. 0,1,2 (CPU slots without a GPU); default: all visible");
   opts["nproc_per_node"] = app.add_option("--nproc_per_node,--nproc-per-node", o.nproc_per_node,
                                           "workers on this node (-1: one per device)");
   opts["nnodes"] = app.add_option("--nnodes", o.nnodes, "number of nodes");
@@ -62,12 +64,17 @@ void add_options(CLI::App& app, LaunchCommandLine& c) {
       app.add_option("--host", o.host,
                      "this node's address as other nodes reach it (default: the one routing to the master)");
   opts["log_dir"] = app.add_option("--log_dir", o.log_dir, "directory for workerlog.N and envlog.N");
-  opts["log_level"] = app.add_option("--log_level", o.log_level, "launcher log level: DEBUG, INFO, WARNING, ERROR");
-  opts["log_overwrite"] = app.add_flag("--log_overwrite", o.log_overwrite, "truncate worker logs instead of appending");
-  opts["log_ranks"] = app.add_option("--log_ranks", c.log_ranks,
-                                     "console shows '0' (local rank 0) or 'all' (every rank, prefixed)");
+  opts["log_level"] =
+      app.add_option("--log_level", o.log_level, "launcher log level: DEBUG, INFO, WARNING, ERROR");
+  opts["log_overwrite"] =
+      app.add_flag("--log_overwrite", o.log_overwrite, "truncate worker logs instead of appending");
+  opts["log_ranks"] = app.add_option(
+      "--log_ranks", c.log_ranks,
+      "local ranks the console shows: '0', 'all' or a list such as '0,3' (prefixed when more than one)");
   opts["max_restart"] = app.add_option("--max_restart,--max-restarts,--max_restarts", o.max_restart,
                                        "restarts of the whole job after a failure");
+  opts["restart_backoff"] =
+      app.add_option("--restart_backoff", c.restart_backoff, "pause before each restart (0 allowed)");
   opts["job_id"] = app.add_option("--job_id", o.job_id, "job name");
   opts["token"] = app.add_option("--token", o.token,
                                  "shared secret given to workers as CREW_JOB_TOKEN (visible in ps: prefer "
@@ -216,6 +223,7 @@ void finish_options(const CLI::App& app, int argc, char** argv, int program_at, 
   apply_token_file(c);
   o.log_ranks = launch::parse_console_ranks(c.log_ranks);
   o.grace_period = env::parse_duration(c.grace, "--grace_period");
+  o.restart_backoff = env::parse_duration(c.restart_backoff, "--restart_backoff");
   o.rendezvous_timeout = env::parse_duration(c.rendezvous_timeout, "--rendezvous_timeout");
   if (c.cpu_affinity != "on" && c.cpu_affinity != "off") {
     throw ValueError("--cpu_affinity='" + c.cpu_affinity + "': expected 'on' or 'off'");

@@ -1,9 +1,11 @@
 #include "crew/launch/launcher.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -132,13 +134,27 @@ JobLayout job_layout(const Job& job, const Membership& m, int generation) {
   return layout;
 }
 
+// A worker's stdout is a pipe: crew programs line-buffer it themselves (crew/core/worker_stdio.h);
+// ask Python to as well, unless the user said otherwise.
+void add_unbuffered_defaults(std::vector<std::string>* env) {
+  for (const auto& e : *env) {
+    if (e.rfind("PYTHONUNBUFFERED=", 0) == 0) return;
+  }
+  env->push_back("PYTHONUNBUFFERED=1");
+}
+
 // This node's workers for one generation: the command, the logs, each worker's environment.
 PodSpec pod_spec(const Job& job, const Membership& m, int generation) {
   const JobLayout layout = job_layout(job, m, generation);
   PodSpec spec;
   spec.command = job.command;
   spec.log_dir = job.log_dir;
-  spec.log_overwrite = job.options.log_overwrite;
+  // A restart appends to the logs (even with --log_overwrite), after a separating line.
+  spec.log_overwrite = job.options.log_overwrite && generation == 0;
+  if (generation > 0) {
+    spec.log_header = str_cat("==== restart ", generation, " of ", job.options.max_restart, " (generation ",
+                              generation, ") ====\n");
+  }
   spec.console = job.options.log_ranks;
   const auto base_env = dist::current_environment();
   for (const WorkerSlot& s : job.slots) {
@@ -146,6 +162,7 @@ PodSpec pod_spec(const Job& job, const Membership& m, int generation) {
     w.local_rank = s.local_rank;
     w.global_rank = m.rank_offset + s.local_rank;
     w.env = worker_environment(base_env, layout, s, static_cast<int>(job.slots.size()));
+    add_unbuffered_defaults(&w.env);
     w.cpus = s.cpus;
     spec.workers.push_back(std::move(w));
   }
@@ -246,8 +263,15 @@ int peer_failure_code(const PeerWatch& peers) {
   return f.exit_code == 0 ? 1 : f.exit_code;
 }
 
-// Runs one generation; returns the exit status, or -1 to restart.
-int run_generation(Job& job, int generation, int restarts_left, SignalPipe& signals) {
+// How one generation ended: `failed` (a worker here or another node failed) may restart.
+struct GenerationEnd {
+  int code = 0;
+  bool failed = false;
+  std::string reason;  // failed: what failed, for the final summary
+};
+
+// Runs one generation and stops its workers.
+GenerationEnd run_generation(Job& job, int generation, SignalPipe& signals) {
   const LaunchOptions& o = job.options;
   NodeRendezvous rdzv(job.store->store(), o.job_id, generation, o.nnodes, node_rank_of(o));
   const Membership m = rdzv.join(job.node_host, static_cast<int>(job.slots.size()), o.rendezvous_timeout,
@@ -256,26 +280,67 @@ int run_generation(Job& job, int generation, int restarts_left, SignalPipe& sign
   start_pod(job, pod, m);
   PeerWatch peers(rdzv, o.nnodes);
   const PodOutcome out = pod.watch(signals, [&] { return peers.failed(); });
-  int code = 0;
+  GenerationEnd end;
   switch (out.state) {
     case PodState::COMPLETED:
-      return finish_completed(o, rdzv, peers, signals);
+      end.code = finish_completed(o, rdzv, peers, signals);
+      return end;
     case PodState::INTERRUPTED:
-      return finish_interrupted(o, pod, out, signals);
+      end.code = finish_interrupted(o, pod, out, signals);
+      return end;
     case PodState::FAILED:
-      code = record_failure(job, pod, out, rdzv);
+      end.code = record_failure(job, pod, out, rdzv);
+      end.reason = str_cat("rank ", out.global_rank, " (local rank ", out.local_rank,
+                           ") failed: ", out.status.describe());
       break;
     case PodState::ABORTED:
-      code = peer_failure_code(peers);
+      end.code = peer_failure_code(peers);
+      end.reason =
+          str_cat("the job failed on another node: ", peers.failure().value_or(NodeFailure{}).message);
       break;
   }
+  end.failed = true;
   pod.stop(o.grace_period);
-  if (restarts_left > 0) {
-    launch_warning(str_cat("Restarting the job (restart ", generation + 1, " of ", o.max_restart,
-                           ", CREW_RESTART_COUNT=", generation + 1, ")"));
-    return -1;
+  return end;
+}
+
+// The pause before a restart, so a failing job does not spin; a terminating signal ends it
+// (returns the signal, else 0).
+int restart_backoff(std::chrono::milliseconds backoff, SignalPipe& signals) {
+  Deadline deadline(backoff);
+  while (!deadline.expired()) {
+    pollfd p{signals.fd(), POLLIN, 0};
+    ::poll(&p, 1, static_cast<int>(std::max<long long>(1, deadline.remaining().count())));
+    if (int sig = signals.drain()) return sig;
   }
-  return code;
+  return signals.drain();
+}
+
+std::string restarts_text(int n) { return str_cat(n, n == 1 ? " restart" : " restarts"); }
+
+// Runs generations until one completes, is interrupted, or fails with no restart left.
+int run_generations(Job& job, SignalPipe& signals) {
+  const LaunchOptions& o = job.options;
+  for (int generation = 0;; ++generation) {
+    const GenerationEnd end = run_generation(job, generation, signals);
+    if (!end.failed) {
+      if (generation > 0 && end.code == 0)
+        launch_info(str_cat("job completed after ", restarts_text(generation)));
+      return end.code;
+    }
+    if (generation >= o.max_restart) {
+      if (o.max_restart > 0)
+        launch_error(str_cat("job failed after ", restarts_text(generation), ": ", end.reason));
+      return end.code;
+    }
+    launch_warning(str_cat("Restarting the job (restart ", generation + 1, " of ", o.max_restart,
+                           ", CREW_RESTART_COUNT=", generation + 1, ") in ", o.restart_backoff.count(),
+                           " ms"));
+    if (int sig = restart_backoff(o.restart_backoff, signals)) {
+      launch_info(str_cat("Exit with signal ", sig, " (while waiting to restart)"));
+      return 128 + sig;
+    }
+  }
 }
 
 // Where the job's store is: --master, on 127.0.0.1 for a single-node job whatever it names.
@@ -330,10 +395,22 @@ void open_store(Job& job) {
                       node_rank_of(o) == 0 ? " (served by this launcher)" : ""));
 }
 
+// --log_ranks naming a local rank this node does not run shows nothing for it: say so.
+void check_console_ranks(const Job& job) {
+  const ConsoleRanks& c = job.options.log_ranks;
+  for (int r : c.all ? std::vector<int>{} : c.local_ranks) {
+    if (r >= static_cast<int>(job.slots.size())) {
+      launch_warning(str_cat("--log_ranks=", to_string(c), ": this node runs local ranks 0..",
+                             job.slots.size() - 1, ", so local rank ", r, " shows nothing"));
+    }
+  }
+}
+
 void prepare_job(Job& job) {
   const LaunchOptions& o = job.options;
   job.inventory = detect_devices();
   job.slots = plan_workers(job.inventory, o.devices, o.nproc_per_node, o.cpu_affinity);
+  check_console_ranks(job);
   make_dirs(o.log_dir);
   job.log_dir = absolute(o.log_dir);
   choose_master(job);
@@ -359,10 +436,7 @@ int run_launch(const LaunchOptions& o) {
   try {
     prepare_job(job);
     SignalPipe signals;
-    int code = -1;
-    for (int generation = 0; code < 0; ++generation) {
-      code = run_generation(job, generation, o.max_restart - generation, signals);
-    }
+    const int code = run_generations(job, signals);
     launch_info(str_cat("Exit code ", code));
     return code;
   } catch (const Error& e) {

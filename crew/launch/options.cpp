@@ -35,12 +35,33 @@ int to_int(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-const char* to_string(ConsoleRanks ranks) { return ranks == ConsoleRanks::ALL ? "all" : "0"; }
+bool ConsoleRanks::shows(int local_rank) const {
+  return all || std::binary_search(local_ranks.begin(), local_ranks.end(), local_rank);
+}
+
+std::string to_string(const ConsoleRanks& ranks) {
+  if (ranks.all) return "all";
+  std::string out;
+  for (int r : ranks.local_ranks) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(r);
+  }
+  return out;
+}
 
 ConsoleRanks parse_console_ranks(const std::string& text) {
-  if (text == "0") return ConsoleRanks::LOCAL_ZERO;
-  if (text == "all") return ConsoleRanks::ALL;
-  CREW_THROW(ValueError, "--log_ranks='", text, "': expected '0' or 'all'");
+  ConsoleRanks ranks;
+  if (text == "all") {
+    ranks.all = true;
+    return ranks;
+  }
+  try {
+    ranks.local_ranks = parse_id_list(text, "--log_ranks");
+  } catch (const ValueError&) {
+    CREW_THROW(ValueError, "--log_ranks='", text, "': expected 'all' or local ranks such as '0' or '0,3'");
+  }
+  std::sort(ranks.local_ranks.begin(), ranks.local_ranks.end());
+  return ranks;
 }
 
 std::vector<int> parse_id_list(const std::string& text, const char* what) {
@@ -50,8 +71,8 @@ std::vector<int> parse_id_list(const std::string& text, const char* what) {
     size_t end = text.find(',', start);
     if (end == std::string::npos) end = text.size();
     std::string item = text.substr(start, end - start);
-    CREW_CHECK(!item.empty() && std::all_of(item.begin(), item.end(), ::isdigit), what, "='", text,
-               "': '", item, "' is not a device id (expected comma-separated non-negative integers)");
+    CREW_CHECK(!item.empty() && std::all_of(item.begin(), item.end(), ::isdigit), what, "='", text, "': '",
+               item, "' is not a device id (expected comma-separated non-negative integers)");
     int id = to_int(item, what);
     CREW_CHECK(std::find(ids.begin(), ids.end(), id) == ids.end(), what, "='", text, "': device ", id,
                " is listed twice");
@@ -108,7 +129,8 @@ std::vector<std::string> apply_environment(LaunchOptions* o, const std::set<std:
     return std::nullopt;
   };
   if (auto v = lookup("devices", {"PADDLE_DEVICES"})) o->devices = *v;
-  if (auto v = lookup("nproc_per_node", {"PADDLE_NPROC_PER_NODE"})) o->nproc_per_node = to_int(*v, "nproc_per_node");
+  if (auto v = lookup("nproc_per_node", {"PADDLE_NPROC_PER_NODE"}))
+    o->nproc_per_node = to_int(*v, "nproc_per_node");
   if (auto v = lookup("nnodes", {"PADDLE_NNODES"}, true)) o->nnodes = to_int(*v, "nnodes");
   if (auto v = lookup("master", {"PADDLE_MASTER"}, true)) o->master = *v;
   if (auto v = lookup("rank", {"PADDLE_RANK"})) {
@@ -126,7 +148,10 @@ std::vector<std::string> apply_environment(LaunchOptions* o, const std::set<std:
   if (auto v = lookup("job_id", {"PADDLE_JOB_ID"})) o->job_id = *v;
   if (auto v = lookup("log_ranks", {})) o->log_ranks = parse_console_ranks(*v);
   if (auto v = lookup("host", {"POD_IP"})) o->host = *v;
-  if (auto v = lookup("grace_period", {})) o->grace_period = env::parse_duration(*v, "CREW_LAUNCH_GRACE_PERIOD");
+  if (auto v = lookup("restart_backoff", {}))
+    o->restart_backoff = env::parse_duration(*v, "CREW_LAUNCH_RESTART_BACKOFF");
+  if (auto v = lookup("grace_period", {}))
+    o->grace_period = env::parse_duration(*v, "CREW_LAUNCH_GRACE_PERIOD");
   // The token is a secret: used, never echoed. Inside a worker CREW_JOB_TOKEN is the parent
   // job's, which a nested launch (a job of its own) does not use.
   if (!given.count("token")) {
@@ -149,6 +174,8 @@ void validate(const LaunchOptions& o) {
              o.nproc_per_node);
   CREW_CHECK(o.max_restart >= 0, "--max_restart must be >= 0, got ", o.max_restart);
   CREW_CHECK(o.grace_period.count() >= 0, "--grace_period must not be negative");
+  CREW_CHECK(o.restart_backoff.count() >= 0, "--restart_backoff must not be negative, got ",
+             o.restart_backoff.count(), " ms");
   CREW_CHECK(!o.log_dir.empty(), "--log_dir must not be empty");
   CREW_CHECK(!o.job_id.empty() && o.job_id.find('/') == std::string::npos,
              "--job_id must be a non-empty name without '/', got '", o.job_id, "'");
@@ -186,6 +213,7 @@ std::vector<std::pair<std::string, std::string>> describe(const LaunchOptions& o
       {"log_overwrite", o.log_overwrite ? "True" : "False"},
       {"log_ranks", to_string(o.log_ranks)},
       {"max_restart", std::to_string(o.max_restart)},
+      {"restart_backoff", str_cat(o.restart_backoff.count(), "ms")},
       {"grace_period", str_cat(o.grace_period.count(), "ms")},
       {"cpu_affinity", o.cpu_affinity ? "on" : "off"},
       {"run_mode", "collective"},

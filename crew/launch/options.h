@@ -13,34 +13,41 @@
 
 namespace crew::launch {
 
-// How --log_ranks selects what the console shows.
-enum class ConsoleRanks {
-  LOCAL_ZERO,  // local rank 0's output, unprefixed (Paddle's behaviour)
-  ALL,         // every local rank's lines, prefixed with "[rank N] "
+// Which local ranks the console shows (--log_ranks): "0" (Paddle's default), "all", or a list
+// such as "0,3" (torchrun's --local-ranks-filter). With more than one rank possible ("all" or
+// a list of two or more), each line is prefixed with "[rank N] " (N the global rank).
+struct ConsoleRanks {
+  bool all = false;
+  std::vector<int> local_ranks{0};  // sorted; ignored when `all`
+
+  bool shows(int local_rank) const;
+  bool prefixed() const { return all || local_ranks.size() > 1; }
 };
 
 struct LaunchOptions {
   static constexpr int kDefaultMaxRestart = 0;
   static constexpr std::chrono::milliseconds kDefaultGracePeriod{std::chrono::seconds(5)};
   static constexpr std::chrono::milliseconds kDefaultRendezvousTimeout{std::chrono::minutes(5)};
+  static constexpr std::chrono::milliseconds kDefaultRestartBackoff{std::chrono::seconds(1)};
 
-  std::string program;                  // the training program (a binary or script)
+  std::string program;  // the training program (a binary or script)
   std::vector<std::string> program_args;
-  std::string devices;                  // "0,1,2": device ids (CPU slots without a GPU); "" = all
-  int nproc_per_node = -1;              // -1: one per selected device
+  std::string devices;      // "0,1,2": device ids (CPU slots without a GPU); "" = all
+  int nproc_per_node = -1;  // -1: one per selected device
   int nnodes = 1;
-  std::string master;                   // "HOST:PORT"; "" = 127.0.0.1 on a port the OS picks
-  int rank = -1;                        // node rank; -1 = 0 for a single node
+  std::string master;  // "HOST:PORT"; "" = 127.0.0.1 on a port the OS picks
+  int rank = -1;       // node rank; -1 = 0 for a single node
   std::string log_dir = "log";
   std::string log_level = "INFO";
-  bool log_overwrite = false;           // truncate workerlog.N instead of appending
-  int max_restart = kDefaultMaxRestart; // whole-job restarts after a failure
+  bool log_overwrite = false;            // truncate workerlog.N instead of appending
+  int max_restart = kDefaultMaxRestart;  // whole-job restarts after a failure
+  std::chrono::milliseconds restart_backoff = kDefaultRestartBackoff;  // pause before each restart
   std::string job_id = "default";
-  ConsoleRanks log_ranks = ConsoleRanks::LOCAL_ZERO;
-  std::string token;                    // shared secret handed to workers as CREW_JOB_TOKEN
+  ConsoleRanks log_ranks;  // local rank 0
+  std::string token;       // shared secret handed to workers as CREW_JOB_TOKEN
   std::chrono::milliseconds grace_period = kDefaultGracePeriod;  // SIGTERM -> SIGKILL
-  bool cpu_affinity = true;             // pin CPU-slot workers to their share of the cores
-  std::string host;                     // this node's address for other nodes ("" = detect)
+  bool cpu_affinity = true;  // pin CPU-slot workers to their share of the cores
+  std::string host;          // this node's address for other nodes ("" = detect)
   std::chrono::milliseconds rendezvous_timeout = kDefaultRendezvousTimeout;
 };
 
@@ -69,7 +76,8 @@ std::vector<std::pair<std::string, std::string>> describe(const LaunchOptions& o
 // empty, or readable by group or others (mode & 077, refused as ssh refuses such a key).
 std::string read_token_file(const std::string& path);
 
-const char* to_string(ConsoleRanks ranks);
+std::string to_string(const ConsoleRanks& ranks);
+// "0", "all" or "0,3"; throws ValueError naming --log_ranks otherwise.
 ConsoleRanks parse_console_ranks(const std::string& text);
 
 }  // namespace crew::launch

@@ -32,8 +32,9 @@ void Pod::start() {
   for (const WorkerSpec& w : spec_.workers) {
     WorkerOutputOptions oo;
     oo.overwrite = spec_.log_overwrite;
-    oo.echo = spec_.console == ConsoleRanks::ALL || w.local_rank == 0;
-    if (spec_.console == ConsoleRanks::ALL) oo.prefix = "[rank " + std::to_string(w.global_rank) + "] ";
+    oo.header = spec_.log_header;
+    oo.echo = spec_.console.shows(w.local_rank);
+    if (oo.echo && spec_.console.prefixed()) oo.prefix = "[rank " + std::to_string(w.global_rank) + "] ";
     outputs_.push_back(std::make_unique<WorkerOutput>(log_path(w.local_rank), oo));
     write_envlog(spec_.log_dir + "/envlog." + std::to_string(w.local_rank), w.env);
   }
@@ -126,15 +127,17 @@ PodOutcome Pod::watch(SignalPipe& signals, const std::function<bool()>& abort) {
 void Pod::stop(std::chrono::milliseconds grace, SignalPipe* signals, int first) {
   const int signals_before = signals ? signals->terminating_count() : 0;
   auto any_running = [&] {
-    return std::any_of(children_.begin(), children_.end(), [](const dist::ChildProcess& c) { return c.running(); });
+    return std::any_of(children_.begin(), children_.end(),
+                       [](const dist::ChildProcess& c) { return c.running(); });
   };
   for (auto& c : children_) c.poll();
   if (grace.count() > 0 && any_running()) {
     for (auto& c : children_) c.signal_group(first);
     Deadline deadline(grace);
     while (any_running() && !deadline.expired()) {
-      pump_once(static_cast<int>(std::min<long long>(10, std::max<long long>(1, deadline.remaining().count()))),
-                signals ? signals->fd() : -1);
+      pump_once(
+          static_cast<int>(std::min<long long>(10, std::max<long long>(1, deadline.remaining().count()))),
+          signals ? signals->fd() : -1);
       if (signals && (signals->drain(), signals->terminating_count() > signals_before)) {
         launch_warning("second signal: killing the workers now");
         break;

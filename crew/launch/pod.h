@@ -35,7 +35,8 @@ struct PodSpec {
   std::vector<WorkerSpec> workers;
   std::string log_dir;
   bool log_overwrite = false;
-  ConsoleRanks console = ConsoleRanks::LOCAL_ZERO;
+  std::string log_header;  // written to each workerlog before this generation's output
+  ConsoleRanks console;    // local rank 0
 };
 
 enum class PodState {

@@ -15,6 +15,7 @@ struct WorkerOutputOptions {
   bool overwrite = false;  // truncate the log instead of appending (Paddle's --log_overwrite)
   bool echo = false;       // copy to the console too
   std::string prefix;      // put before every console line ("" = copy raw)
+  std::string header;      // written to the log before this run's output (a restart's separator)
   int console_fd = 1;
 };
 

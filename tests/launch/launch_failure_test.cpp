@@ -96,7 +96,10 @@ TEST(LaunchFault, RestartsAreCountedForTheWholeJob) {
   EXPECT_EQ(count(r.stderr_text, "Restarting the job"), 2) << r.stderr_text;
   EXPECT_NE(r.stderr_text.find("restart 2 of 2, CREW_RESTART_COUNT=2"), std::string::npos);
   const std::string w1 = read_file(log + "/workerlog.0");  // rank 0 prints before it fails
-  EXPECT_NE(w1.find("attempt=0\nattempt=1\nattempt=2\n"), std::string::npos) << w1;
+  EXPECT_NE(w1.find("attempt=0\n==== restart 1 of 2 (generation 1) ====\nattempt=1\n"
+                    "==== restart 2 of 2 (generation 2) ====\nattempt=2\n"),
+            std::string::npos)
+      << w1;
 
   CrewRun out = run_crew(dir, {"launch", "--devices=0,1", "--max_restart", "1", "--log_dir", dir.file("log2"),
                                "/bin/sh", "-c", "echo attempt=$CREW_RESTART_COUNT; exit 5"});

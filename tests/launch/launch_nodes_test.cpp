@@ -63,7 +63,9 @@ TEST(LaunchNodes, BothNodesRestartTogether) {
   EXPECT_EQ(r0.code, 0) << r0.output;
   EXPECT_EQ(r1.code, 0) << r1.output;
   EXPECT_EQ(count(r0.stderr_text, "Restarting the job"), 1) << r0.stderr_text;
-  EXPECT_NE(read_file(dir.file("log0/workerlog.0")).find("gen=0 world=2\ngen=1 world=2\n"), std::string::npos);
+  EXPECT_NE(read_file(dir.file("log0/workerlog.0"))
+                .find("gen=0 world=2\n==== restart 1 of 1 (generation 1) ====\ngen=1 world=2\n"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "crew/core/check.h"
 #include "crew/core/env.h"
 #include "crew/core/timer.h"
+#include "crew/core/worker_stdio.h"
 #include "crew/distributed/spawn/spawn.h"
 #include "crew/distributed/spawn/spawn_wire.h"
 
@@ -118,7 +119,10 @@ void send_frame(int fd, char kind, const std::string& payload) {
 
 struct ChildHook {
   ChildHook() {
-    if (::getenv(detail::kSpawnChildVar)) run_child();
+    if (!::getenv(detail::kSpawnChildVar)) return;
+    // fn runs inside this initialiser, maybe before crew_core's own: line-buffer stdout now.
+    setup_worker_stdio();
+    run_child();
   }
 };
 ChildHook g_child_hook;
