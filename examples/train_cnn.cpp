@@ -30,9 +30,13 @@
 // for bit: the weights' init, the shuffles (RandomState(epoch)) and the loader's augmentation
 // seeds (seed + rank, pass = epoch) depend only on (seed, epoch, batch), and the generators'
 // states are checkpointed too.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -439,6 +443,42 @@ int run(const TrainOptions& o) {
   return 0;
 }
 
+// Why an output directory cannot be used ("" when it can): created if missing, then writable.
+std::string directory_problem(const std::string& dir) {
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) return "not a directory";
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return "cannot create it: " + ec.message();
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) return std::string("not writable: ") + std::strerror(errno);
+  return "";
+}
+
+// Why an output file cannot be appended to ("" when it can); creates it, as the run would.
+std::string file_problem(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return "is a directory";
+  std::ofstream out(path, std::ios::app);
+  if (!out) return std::string("cannot open it for writing: ") + std::strerror(errno);
+  return "";
+}
+
+// Every output path checked before the data is read and the first step runs: a bad one is a
+// usage error ("train_cnn: --save /proc/nope: cannot create it: ..."), not a failure at the
+// first write that loses the run.
+bool check_output_paths(const TrainOptions& o) {
+  const std::pair<const char*, const std::string*> dirs[] = {{"--checkpoint-dir", &o.checkpoint.dir},
+                                                             {"--save", &o.save}};
+  bool ok = true;
+  for (const auto& [flag, dir] : dirs) {
+    const std::string why = dir->empty() ? "" : directory_problem(*dir);
+    if (!why.empty()) std::cerr << "train_cnn: " << flag << " " << *dir << ": " << why << std::endl;
+    ok = ok && why.empty();
+  }
+  const std::string why = o.metrics.empty() ? "" : file_problem(o.metrics);
+  if (!why.empty()) std::cerr << "train_cnn: --metrics " << o.metrics << ": " << why << std::endl;
+  return ok && why.empty();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -484,7 +524,12 @@ int main(int argc, char** argv) {
   app.add_option("--checkpoint-keep", o.checkpoint.keep, "checkpoints kept in --checkpoint-dir")
       ->check(CLI::PositiveNumber);
   ckpt_dir->excludes("--resume");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help: 0; every usage error: 2
+  }
+  if (!check_output_paths(o)) return 2;
   try {
     return run(o);
   } catch (const std::exception& e) {
