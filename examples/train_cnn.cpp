@@ -523,6 +523,8 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--checkpoint-keep", o.checkpoint.keep, "checkpoints kept in --checkpoint-dir")
       ->check(CLI::PositiveNumber);
+  app.add_flag("--checkpoint-start-fresh", o.checkpoint.start_fresh,
+               "when no checkpoint in --checkpoint-dir verifies, train from step 0 instead of stopping");
   ckpt_dir->excludes("--resume");
   try {
     app.parse(argc, argv);

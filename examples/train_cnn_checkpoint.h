@@ -44,9 +44,10 @@ struct Position {
 };
 
 struct CheckpointConfig {
-  std::string dir;          // empty: no checkpoints
-  int64_t every_steps = 0;  // write after every N steps (0: only at the end of the run)
-  int keep = 3;             // complete checkpoints kept
+  std::string dir;           // empty: no checkpoints
+  int64_t every_steps = 0;   // write after every N steps (0: only at the end of the run)
+  int keep = 3;              // complete checkpoints kept
+  bool start_fresh = false;  // when no checkpoint in dir verifies: train from step 0, not stop
 };
 
 // What a checkpoint and the run resuming from it must agree on: the sampler's shards and
@@ -100,25 +101,43 @@ struct Resumed {
   std::string path;  // DIR/step-...
 };
 
+// The error when every checkpoint in dir failed verification: each one and why.
+inline std::string none_verifies_message(const std::string& dir, const std::vector<std::string>& skipped) {
+  std::string out = crew::str_cat("train_cnn: --checkpoint-dir ", dir, ": none of its ", skipped.size(),
+                                  " checkpoint(s) verifies, so there is nothing to resume from (they are "
+                                  "kept as they are; repair or remove them, or pass --checkpoint-start-fresh "
+                                  "to train from step 0):");
+  for (const auto& why : skipped) out += "\n  " + why;
+  return out;
+}
+
 // Restores the newest complete checkpoint of cfg.dir into net, opt and this rank's default
 // generator; nullopt (nothing changed) when there is none. Called by every rank. Checkpoints
-// skipped as corrupt are printed by rank 0 with their reason.
+// skipped as corrupt are printed by rank 0 with their reason; when every one is skipped, every
+// rank throws a StateError (rank 0's lists them) unless cfg.start_fresh.
 inline std::optional<Resumed> resume(const CheckpointConfig& cfg, crew::nn::Layer& net,
                                      crew::optim::Optimizer& opt, const Signature& signature, int rank,
                                      int world) {
+  constexpr int64_t kNoneVerifies = -2;
   std::optional<crew::LoadedCheckpoint> ckpt;
+  std::vector<std::string> skipped;
   int64_t step = -1;
   if (rank == 0) {
-    std::vector<std::string> skipped;
     ckpt = crew::load_newest_checkpoint(cfg.dir, &skipped);
     for (const auto& why : skipped) std::cout << "skipped checkpoint " << why << std::endl;
     if (ckpt) step = ckpt->step;
+    if (!ckpt && !skipped.empty() && !cfg.start_fresh) step = kNoneVerifies;
   }
   if (world > 1) {
     crew::Tensor t = crew::Tensor::from_vector<int64_t>({step});
     crew::dist::broadcast(t, 0);
     step = t.data<int64_t>()[0];
     if (rank != 0 && step >= 0) ckpt = crew::load_checkpoint(cfg.dir, step);
+  }
+  if (step == kNoneVerifies) {
+    throw crew::StateError(rank == 0 ? none_verifies_message(cfg.dir, skipped)
+                                     : crew::str_cat("train_cnn: --checkpoint-dir ", cfg.dir, " (rank ", rank,
+                                                     "): rank 0 found no checkpoint that verifies"));
   }
   if (!ckpt) return std::nullopt;
   for (const auto& [key, value] : signature) {
