@@ -525,7 +525,9 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_flag("--checkpoint-start-fresh", o.checkpoint.start_fresh,
                "when no checkpoint in --checkpoint-dir verifies, train from step 0 instead of stopping");
+  // Two ways of checkpointing, one per run: --save/--resume per epoch, --checkpoint-dir per N steps.
   ckpt_dir->excludes("--resume");
+  ckpt_dir->excludes("--save");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
