@@ -29,7 +29,8 @@
 // failed job where it was, and the per-step losses equal those of an uninterrupted run bit
 // for bit: the weights' init, the shuffles (RandomState(epoch)) and the loader's augmentation
 // seeds (seed + rank, pass = epoch) depend only on (seed, epoch, batch), and the generators'
-// states are checkpointed too.
+// states are checkpointed too. SIGINT/SIGTERM then end the run after the step in progress with
+// a checkpoint of it and exit code 128 + the signal.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -232,6 +233,7 @@ double single_process_rate(const TrainOptions& o, const Data& data) {
 
 int run(const TrainOptions& o) {
   if (o.threads > 0) crew::set_num_threads(o.threads);
+  if (!o.checkpoint.dir.empty()) train_cnn::install_stop_handlers();
   const crew::ParallelEnv penv = crew::ParallelEnv::from_env();
   if (penv.world_size > 1) crew::dist::init_parallel_env();
   const int rank = crew::dist::get_rank();
@@ -319,6 +321,7 @@ int run(const TrainOptions& o) {
   // training (a restarted job stops where the uninterrupted one does).
   const int64_t max_steps_from = o.checkpoint.dir.empty() ? global_step : 0;
   bool stop = o.max_steps > 0 && global_step - max_steps_from >= o.max_steps;
+  int stop_signal = 0;  // SIGINT/SIGTERM with --checkpoint-dir: checkpoint this step, exit 128 + it
   Profile prof;
   for (int epoch = start_epoch; epoch < o.epochs && !stop; ++epoch) {
     sampler->set_epoch(epoch);
@@ -358,10 +361,13 @@ int run(const TrainOptions& o) {
       ++steps_this_run;
       stop = o.max_steps > 0 && global_step - max_steps_from >= o.max_steps;
       checkpoint(epoch, batch_id, stop || (epoch + 1 == o.epochs && batch_id == loader.size()));
-      if (stop) break;
+      if (!o.checkpoint.dir.empty()) stop_signal = train_cnn::agreed_stop_signal(world);
+      if (stop_signal) checkpoint(epoch, batch_id, true);
+      if (stop || stop_signal) break;
       wait_watch.reset();
     }
     bar.close();
+    if (stop_signal) break;
     const double seconds = epoch_watch.seconds();
     train_seconds += seconds;
     train_images += epoch_images;
@@ -379,6 +385,14 @@ int run(const TrainOptions& o) {
                                ", \"images_per_s\": ", rate, ", \"train_seconds\": ", seconds, "}"));
     if (!stop) epochs_done = epoch + 1;
     if (chief && !o.save.empty()) save_checkpoint(o.save, *net, opt, epochs_done, global_step);
+  }
+  if (stop_signal) {
+    if (chief) {
+      std::cout << "train_cnn: stopped by " << train_cnn::signal_name(stop_signal) << " after step "
+                << global_step << ", checkpoint " << o.checkpoint.dir << "/"
+                << crew::checkpoint_dir_name(global_step) << " written" << std::endl;
+    }
+    return 128 + stop_signal;
   }
   if (epochs_run == 0) {  // resumed from a finished run: nothing left to train
     int64_t tested = 0;

@@ -16,6 +16,8 @@
 #include <signal.h>
 
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -162,6 +164,36 @@ inline std::optional<Resumed> resume(const CheckpointConfig& cfg, crew::nn::Laye
   return out;
 }
 
+// SIGINT/SIGTERM (Ctrl-C, or the launcher stopping the job): the handler only records the
+// signal; the training loop asks agreed_stop_signal() after each step and, when it is set,
+// writes a checkpoint of that step and exits with 128 + the signal.
+inline volatile std::sig_atomic_t stop_signal_received = 0;
+
+inline void install_stop_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = [](int sig) { stop_signal_received = sig; };
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;  // the loader's and the collectives' system calls go on
+  CREW_CHECK(::sigaction(SIGINT, &sa, nullptr) == 0 && ::sigaction(SIGTERM, &sa, nullptr) == 0,
+             "train_cnn: sigaction(SIGINT/SIGTERM): ", std::strerror(errno));
+}
+
+// The signal every rank stops for after this step (0: none), the same on all: the largest one
+// any rank has received, so that they all write the checkpoint of the same step.
+inline int agreed_stop_signal(int world) {
+  int64_t sig = stop_signal_received;
+  if (world > 1) {
+    crew::Tensor t = crew::Tensor::from_vector<int64_t>({sig});
+    crew::dist::all_reduce(t, crew::dist::ReduceOp::MAX);
+    sig = t.data<int64_t>()[0];
+  }
+  return static_cast<int>(sig);
+}
+
+inline const char* signal_name(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+}
+
 // Fault injection for the restart tests, in the first run of the job only (CREW_RESTART_COUNT
 // 0), so that `crew launch --max_restart` has to resume it: with CREW_FAULT_KILL_AT_STEP=S,
 // rank CREW_FAULT_KILL_RANK (default: the last) SIGKILLs itself before step S; with
@@ -180,7 +212,9 @@ inline void maybe_inject_fault(int64_t global_step, int rank, int world) {
   }
   std::cerr << "train_cnn: fault injection: rank " << rank << " stops (hangs) before step " << global_step
             << std::endl;
-  for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+  // Until the launcher stops it (the handlers above would otherwise leave it to SIGKILL).
+  while (stop_signal_received == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::_Exit(128 + stop_signal_received);
 }
 
 }  // namespace train_cnn

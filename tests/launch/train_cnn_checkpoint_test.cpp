@@ -1,9 +1,11 @@
 // examples/train_cnn with --checkpoint-dir in one process, started directly (no launcher), on
 // the tiny IDX set of tests/launch/idx_test_data.h (160 images, batch 16: 10 steps an epoch):
 // a directory whose every checkpoint fails verification stops the run with each one and its
-// reason unless --checkpoint-start-fresh, and the corrupt ones are never pruned.
+// reason unless --checkpoint-start-fresh, and the corrupt ones are never pruned; SIGTERM
+// during training writes a checkpoint of the step it stopped at and exits with 143.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -147,6 +149,35 @@ TEST_F(TrainCnnCheckpoint, EveryCheckpointCorruptStopsListingEachUnlessStartFres
   EXPECT_EQ(list_checkpoints(ckpt()), (std::vector<int64_t>{10, 8, 7, 4}));
   EXPECT_NO_THROW(load_checkpoint(ckpt(), 4));
   EXPECT_THROW(load_checkpoint(ckpt(), 7), ValueError);
+}
+
+TEST_F(TrainCnnCheckpoint, SigtermWritesACheckpointOfTheStepItStoppedAtAndExits143) {
+  TrainCnnProcess p(dir_, "term", args({"--epochs", "1000"}));
+  ASSERT_TRUE(wait_for_text(p.out_path(), "epoch: 0, batch_id: 2,", seconds(60))) << p.output();
+  p.signal(SIGTERM);
+  EXPECT_EQ(p.wait(), 128 + SIGTERM) << p.output();
+  const std::string out = p.output();
+  const std::string needle = "train_cnn: stopped by SIGTERM after step ";
+  const size_t at = out.find(needle);
+  ASSERT_NE(at, std::string::npos) << out;
+  const int64_t step = std::stoll(out.substr(at + needle.size()));
+  EXPECT_GE(step, 3) << out;  // steps 0, 1 and 2 had run
+  EXPECT_NE(out.find(", checkpoint " + ckpt() + "/" + checkpoint_dir_name(step) + " written"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("done:"), std::string::npos) << out;
+  const std::vector<int64_t> steps = list_checkpoints(ckpt());
+  ASSERT_FALSE(steps.empty());
+  EXPECT_EQ(steps.front(), step);
+  const LoadedCheckpoint c = load_checkpoint(ckpt(), step);
+  EXPECT_EQ(c.parts.at("train_state").at("position").data<int64_t>()[0], step);
+
+  // The next run resumes there.
+  std::string again;
+  ASSERT_EQ(train("again", {"--epochs", "1000", "--max-steps", std::to_string(step + 1)}, &again), 0)
+      << again;
+  EXPECT_NE(again.find("resumed from " + ckpt() + "/" + checkpoint_dir_name(step)), std::string::npos)
+      << again;
 }
 
 }  // namespace
