@@ -29,10 +29,15 @@
 // failed job where it was, and the per-step losses equal those of an uninterrupted run bit
 // for bit: the weights' init, the shuffles (RandomState(epoch)) and the loader's augmentation
 // seeds (seed + rank, pass = epoch) depend only on (seed, epoch, batch), and the generators'
-// states are checkpointed too.
+// states are checkpointed too. SIGINT/SIGTERM then end the run after the step in progress with
+// a checkpoint of it and exit code 128 + the signal.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -228,6 +233,7 @@ double single_process_rate(const TrainOptions& o, const Data& data) {
 
 int run(const TrainOptions& o) {
   if (o.threads > 0) crew::set_num_threads(o.threads);
+  if (!o.checkpoint.dir.empty()) train_cnn::install_stop_handlers();
   const crew::ParallelEnv penv = crew::ParallelEnv::from_env();
   if (penv.world_size > 1) crew::dist::init_parallel_env();
   const int rank = crew::dist::get_rank();
@@ -315,6 +321,7 @@ int run(const TrainOptions& o) {
   // training (a restarted job stops where the uninterrupted one does).
   const int64_t max_steps_from = o.checkpoint.dir.empty() ? global_step : 0;
   bool stop = o.max_steps > 0 && global_step - max_steps_from >= o.max_steps;
+  int stop_signal = 0;  // SIGINT/SIGTERM with --checkpoint-dir: checkpoint this step, exit 128 + it
   Profile prof;
   for (int epoch = start_epoch; epoch < o.epochs && !stop; ++epoch) {
     sampler->set_epoch(epoch);
@@ -354,10 +361,13 @@ int run(const TrainOptions& o) {
       ++steps_this_run;
       stop = o.max_steps > 0 && global_step - max_steps_from >= o.max_steps;
       checkpoint(epoch, batch_id, stop || (epoch + 1 == o.epochs && batch_id == loader.size()));
-      if (stop) break;
+      if (!o.checkpoint.dir.empty()) stop_signal = train_cnn::agreed_stop_signal(world);
+      if (stop_signal) checkpoint(epoch, batch_id, true);
+      if (stop || stop_signal) break;
       wait_watch.reset();
     }
     bar.close();
+    if (stop_signal) break;
     const double seconds = epoch_watch.seconds();
     train_seconds += seconds;
     train_images += epoch_images;
@@ -375,6 +385,14 @@ int run(const TrainOptions& o) {
                                ", \"images_per_s\": ", rate, ", \"train_seconds\": ", seconds, "}"));
     if (!stop) epochs_done = epoch + 1;
     if (chief && !o.save.empty()) save_checkpoint(o.save, *net, opt, epochs_done, global_step);
+  }
+  if (stop_signal) {
+    if (chief) {
+      std::cout << "train_cnn: stopped by " << train_cnn::signal_name(stop_signal) << " after step "
+                << global_step << ", checkpoint " << o.checkpoint.dir << "/"
+                << crew::checkpoint_dir_name(global_step) << " written" << std::endl;
+    }
+    return 128 + stop_signal;
   }
   if (epochs_run == 0) {  // resumed from a finished run: nothing left to train
     int64_t tested = 0;
@@ -439,6 +457,42 @@ int run(const TrainOptions& o) {
   return 0;
 }
 
+// Why an output directory cannot be used ("" when it can): created if missing, then writable.
+std::string directory_problem(const std::string& dir) {
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) return "not a directory";
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return "cannot create it: " + ec.message();
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) return std::string("not writable: ") + std::strerror(errno);
+  return "";
+}
+
+// Why an output file cannot be appended to ("" when it can); creates it, as the run would.
+std::string file_problem(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return "is a directory";
+  std::ofstream out(path, std::ios::app);
+  if (!out) return std::string("cannot open it for writing: ") + std::strerror(errno);
+  return "";
+}
+
+// Every output path checked before the data is read and the first step runs: a bad one is a
+// usage error ("train_cnn: --save /proc/nope: cannot create it: ..."), not a failure at the
+// first write that loses the run.
+bool check_output_paths(const TrainOptions& o) {
+  const std::pair<const char*, const std::string*> dirs[] = {{"--checkpoint-dir", &o.checkpoint.dir},
+                                                             {"--save", &o.save}};
+  bool ok = true;
+  for (const auto& [flag, dir] : dirs) {
+    const std::string why = dir->empty() ? "" : directory_problem(*dir);
+    if (!why.empty()) std::cerr << "train_cnn: " << flag << " " << *dir << ": " << why << std::endl;
+    ok = ok && why.empty();
+  }
+  const std::string why = o.metrics.empty() ? "" : file_problem(o.metrics);
+  if (!why.empty()) std::cerr << "train_cnn: --metrics " << o.metrics << ": " << why << std::endl;
+  return ok && why.empty();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -483,8 +537,17 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--checkpoint-keep", o.checkpoint.keep, "checkpoints kept in --checkpoint-dir")
       ->check(CLI::PositiveNumber);
+  app.add_flag("--checkpoint-start-fresh", o.checkpoint.start_fresh,
+               "when no checkpoint in --checkpoint-dir verifies, train from step 0 instead of stopping");
+  // Two ways of checkpointing, one per run: --save/--resume per epoch, --checkpoint-dir per N steps.
   ckpt_dir->excludes("--resume");
-  CLI11_PARSE(app, argc, argv);
+  ckpt_dir->excludes("--save");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help: 0; every usage error: 2
+  }
+  if (!check_output_paths(o)) return 2;
   try {
     return run(o);
   } catch (const std::exception& e) {

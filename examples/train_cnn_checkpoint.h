@@ -16,6 +16,8 @@
 #include <signal.h>
 
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -44,9 +46,10 @@ struct Position {
 };
 
 struct CheckpointConfig {
-  std::string dir;          // empty: no checkpoints
-  int64_t every_steps = 0;  // write after every N steps (0: only at the end of the run)
-  int keep = 3;             // complete checkpoints kept
+  std::string dir;           // empty: no checkpoints
+  int64_t every_steps = 0;   // write after every N steps (0: only at the end of the run)
+  int keep = 3;              // complete checkpoints kept
+  bool start_fresh = false;  // when no checkpoint in dir verifies: train from step 0, not stop
 };
 
 // What a checkpoint and the run resuming from it must agree on: the sampler's shards and
@@ -100,25 +103,43 @@ struct Resumed {
   std::string path;  // DIR/step-...
 };
 
+// The error when every checkpoint in dir failed verification: each one and why.
+inline std::string none_verifies_message(const std::string& dir, const std::vector<std::string>& skipped) {
+  std::string out = crew::str_cat("train_cnn: --checkpoint-dir ", dir, ": none of its ", skipped.size(),
+                                  " checkpoint(s) verifies, so there is nothing to resume from (they are "
+                                  "kept as they are; repair or remove them, or pass --checkpoint-start-fresh "
+                                  "to train from step 0):");
+  for (const auto& why : skipped) out += "\n  " + why;
+  return out;
+}
+
 // Restores the newest complete checkpoint of cfg.dir into net, opt and this rank's default
 // generator; nullopt (nothing changed) when there is none. Called by every rank. Checkpoints
-// skipped as corrupt are printed by rank 0 with their reason.
+// skipped as corrupt are printed by rank 0 with their reason; when every one is skipped, every
+// rank throws a StateError (rank 0's lists them) unless cfg.start_fresh.
 inline std::optional<Resumed> resume(const CheckpointConfig& cfg, crew::nn::Layer& net,
                                      crew::optim::Optimizer& opt, const Signature& signature, int rank,
                                      int world) {
+  constexpr int64_t kNoneVerifies = -2;
   std::optional<crew::LoadedCheckpoint> ckpt;
+  std::vector<std::string> skipped;
   int64_t step = -1;
   if (rank == 0) {
-    std::vector<std::string> skipped;
     ckpt = crew::load_newest_checkpoint(cfg.dir, &skipped);
     for (const auto& why : skipped) std::cout << "skipped checkpoint " << why << std::endl;
     if (ckpt) step = ckpt->step;
+    if (!ckpt && !skipped.empty() && !cfg.start_fresh) step = kNoneVerifies;
   }
   if (world > 1) {
     crew::Tensor t = crew::Tensor::from_vector<int64_t>({step});
     crew::dist::broadcast(t, 0);
     step = t.data<int64_t>()[0];
     if (rank != 0 && step >= 0) ckpt = crew::load_checkpoint(cfg.dir, step);
+  }
+  if (step == kNoneVerifies) {
+    throw crew::StateError(rank == 0 ? none_verifies_message(cfg.dir, skipped)
+                                     : crew::str_cat("train_cnn: --checkpoint-dir ", cfg.dir, " (rank ", rank,
+                                                     "): rank 0 found no checkpoint that verifies"));
   }
   if (!ckpt) return std::nullopt;
   for (const auto& [key, value] : signature) {
@@ -143,6 +164,36 @@ inline std::optional<Resumed> resume(const CheckpointConfig& cfg, crew::nn::Laye
   return out;
 }
 
+// SIGINT/SIGTERM (Ctrl-C, or the launcher stopping the job): the handler only records the
+// signal; the training loop asks agreed_stop_signal() after each step and, when it is set,
+// writes a checkpoint of that step and exits with 128 + the signal.
+inline volatile std::sig_atomic_t stop_signal_received = 0;
+
+inline void install_stop_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = [](int sig) { stop_signal_received = sig; };
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;  // the loader's and the collectives' system calls go on
+  CREW_CHECK(::sigaction(SIGINT, &sa, nullptr) == 0 && ::sigaction(SIGTERM, &sa, nullptr) == 0,
+             "train_cnn: sigaction(SIGINT/SIGTERM): ", std::strerror(errno));
+}
+
+// The signal every rank stops for after this step (0: none), the same on all: the largest one
+// any rank has received, so that they all write the checkpoint of the same step.
+inline int agreed_stop_signal(int world) {
+  int64_t sig = stop_signal_received;
+  if (world > 1) {
+    crew::Tensor t = crew::Tensor::from_vector<int64_t>({sig});
+    crew::dist::all_reduce(t, crew::dist::ReduceOp::MAX);
+    sig = t.data<int64_t>()[0];
+  }
+  return static_cast<int>(sig);
+}
+
+inline const char* signal_name(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+}
+
 // Fault injection for the restart tests, in the first run of the job only (CREW_RESTART_COUNT
 // 0), so that `crew launch --max_restart` has to resume it: with CREW_FAULT_KILL_AT_STEP=S,
 // rank CREW_FAULT_KILL_RANK (default: the last) SIGKILLs itself before step S; with
@@ -161,7 +212,9 @@ inline void maybe_inject_fault(int64_t global_step, int rank, int world) {
   }
   std::cerr << "train_cnn: fault injection: rank " << rank << " stops (hangs) before step " << global_step
             << std::endl;
-  for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+  // Until the launcher stops it (the handlers above would otherwise leave it to SIGKILL).
+  while (stop_signal_received == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::_Exit(128 + stop_signal_received);
 }
 
 }  // namespace train_cnn

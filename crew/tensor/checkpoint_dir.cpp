@@ -78,10 +78,25 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-void prune(const std::string& dir, int keep, const std::string& op) {
-  std::vector<int64_t> steps = list_checkpoints(dir);
-  for (size_t i = static_cast<size_t>(keep); i < steps.size(); ++i) {
-    remove_tree(fs::path(dir) / checkpoint_dir_name(steps[i]), op);
+bool verifies(const std::string& dir, int64_t step) {
+  try {
+    load_checkpoint(dir, step);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// Removes the checkpoints superseded by `keep` newer ones that verify (`written`, just
+// written, counts without a reread), and leftover temporary directories. A checkpoint that
+// does not verify is never removed and never counts: a corrupt or unfinished one is the
+// user's to inspect, and a good one is not given up for it.
+void prune(const std::string& dir, int64_t written, int keep, const std::string& op) {
+  int good_newer = 0;
+  for (int64_t step : list_checkpoints(dir)) {
+    const bool good = step == written || verifies(dir, step);
+    if (good && good_newer >= keep) remove_tree(fs::path(dir) / checkpoint_dir_name(step), op);
+    if (good) ++good_newer;
   }
   for (const auto& entry : fs::directory_iterator(dir)) {
     if (entry.path().filename().string().rfind(kTmpPrefix, 0) == 0) remove_tree(entry.path(), op);
@@ -153,7 +168,7 @@ std::string write_checkpoint(const std::string& dir, int64_t step,
   if (ec)
     throw IOError(str_cat(op, ": rename '", tmp.string(), "' to '", target.string(), "': ", ec.message()));
   fsync_dir(dir, op);
-  prune(dir, options.keep, op);
+  prune(dir, step, options.keep, op);
   return target.string();
 }
 

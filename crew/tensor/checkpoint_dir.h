@@ -12,7 +12,8 @@
 // them, renames the directory to step-<step> and fsyncs DIR: a crash at any point leaves
 // either no step-<step> or a complete one. load_newest_checkpoint() verifies the newest one
 // (manifest readable, every part present and passing its checksum) and falls back to the
-// next older one, reporting each skipped checkpoint with the file and the reason.
+// next older one, reporting each skipped checkpoint with the file and the reason. Pruning
+// removes only checkpoints superseded by options.keep newer ones that verify.
 //
 //   crew::dist::write_checkpoint(dir, step, {{"model", model.state_dict()}}, {{"epoch", "2"}});
 //   if (auto ckpt = crew::dist::load_newest_checkpoint(dir)) model.set_state_dict(ckpt->parts.at("model"));
@@ -38,9 +39,10 @@ struct LoadedCheckpoint {
 };
 
 // Writes the checkpoint of `step` (>= 0) into dir (created if missing), replacing one of the
-// same step, then removes all but the newest options.keep step-* directories and any leftover
-// temporary ones. Part names are [A-Za-z0-9_-]+. Returns the checkpoint's path. IOError on
-// OS failures, ValueError on bad arguments.
+// same step, then removes the step-* directories older than the newest options.keep that
+// verify, and any leftover temporary ones. A step-* directory that does not verify (corrupt,
+// truncated, incomplete) is never removed by pruning and does not count towards keep. Part names are
+// [A-Za-z0-9_-]+. Returns the checkpoint's path. IOError on OS failures, ValueError on bad arguments.
 std::string write_checkpoint(const std::string& dir, int64_t step,
                              const std::map<std::string, StateDict>& parts,
                              const std::map<std::string, std::string>& metadata = {},

@@ -35,3 +35,23 @@ add_test(NAME smoke.train_cnn_checkpoint_dir
 set_tests_properties(smoke.train_cnn_checkpoint_dir PROPERTIES
   TIMEOUT 120 LABELS smoke
   PASS_REGULAR_EXPRESSION "stopped by --max-steps after 6 steps.*step-000000000004\nstep-000000000006\n.*resumed from [^\n]*train_cnn_checkpoint_dir/step-000000000006 \\(epoch 0, batch 6\\).*stopped by --max-steps after 3 steps[^\n]*\nstep-000000000008\nstep-000000000009\n")
+
+# Bad output paths are usage errors (exit 2) found before the first step, each naming its flag:
+# a directory that cannot be created, a file where a directory is wanted, an unwritable file.
+add_test(NAME smoke.train_cnn_bad_output_paths
+  COMMAND sh -c "rm -rf \"$1\" && touch \"$1\" && \"$0\" --epochs 1 --max-steps 2 --checkpoint-dir /proc/nope/ckpt; echo \"rc=$?\"; \"$0\" --epochs 1 --max-steps 2 --save \"$1\"; echo \"rc=$?\"; \"$0\" --epochs 1 --max-steps 2 --metrics /proc/nope/m.jsonl; echo \"rc=$?\"; \"$0\" --epochs 1 --max-steps 2 --checkpoint-dir \"$1/sub\"; echo \"rc=$?\""
+          $<TARGET_FILE:train_cnn> ${CMAKE_CURRENT_BINARY_DIR}/train_cnn_bad_output_paths.file)
+set_tests_properties(smoke.train_cnn_bad_output_paths PROPERTIES
+  TIMEOUT 60 LABELS smoke
+  FAIL_REGULAR_EXPRESSION "epoch|train_cnn: fashion-mnist|filesystem error"
+  PASS_REGULAR_EXPRESSION "train_cnn: --checkpoint-dir /proc/nope/ckpt: cannot create it: [^\n]+\nrc=2\ntrain_cnn: --save [^\n]*train_cnn_bad_output_paths.file: not a directory\nrc=2\ntrain_cnn: --metrics /proc/nope/m.jsonl: cannot open it for writing: No such file or directory\nrc=2\ntrain_cnn: --checkpoint-dir [^\n]*train_cnn_bad_output_paths.file/sub: cannot create it: [^\n]+\nrc=2\n")
+
+# --save (per epoch) and --checkpoint-dir (per N steps) are one or the other: both is a usage
+# error before anything is trained.
+add_test(NAME smoke.train_cnn_save_excludes_checkpoint_dir
+  COMMAND sh -c "\"$0\" --epochs 1 --max-steps 2 --save \"$1/save\" --checkpoint-dir \"$1/ckpt\"; echo \"rc=$?\""
+          $<TARGET_FILE:train_cnn> ${CMAKE_CURRENT_BINARY_DIR}/train_cnn_save_excludes)
+set_tests_properties(smoke.train_cnn_save_excludes_checkpoint_dir PROPERTIES
+  TIMEOUT 60 LABELS smoke
+  FAIL_REGULAR_EXPRESSION "epoch|train_cnn: fashion-mnist"
+  PASS_REGULAR_EXPRESSION "--save excludes --checkpoint-dir\nRun with --help[^\n]*\nrc=2\n")

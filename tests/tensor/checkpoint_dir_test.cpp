@@ -85,6 +85,27 @@ TEST(CheckpointDir, CorruptTruncatedOrIncompleteCheckpointsAreSkippedWithTheReas
   EXPECT_THROW(load_checkpoint(dir, 5), ValueError);
 }
 
+// Pruning removes a checkpoint only when `keep` newer ones verify; one that does not verify
+// (corrupt, or never finished) is kept and does not count.
+TEST(CheckpointDir, PruneNeverRemovesAnUnverifiedCheckpoint) {
+  testing::TempDir tmp;
+  const std::string dir = tmp.file("ckpt");
+  for (int64_t step : {10, 20})
+    write_checkpoint(dir, step, parts_of(static_cast<double>(step)), {}, {.keep = 2});
+  flip_last_byte(part_file(dir, 20, "model.safetensors"));
+  write_checkpoint(dir, 30, parts_of(30.0), {}, {.keep = 2});
+  // Only 30 and 10 verify: nothing is superseded yet, and the corrupt 20 stays.
+  EXPECT_EQ(list_checkpoints(dir), (std::vector<int64_t>{30, 20, 10}));
+  write_checkpoint(dir, 40, parts_of(40.0), {}, {.keep = 2});
+  EXPECT_EQ(list_checkpoints(dir), (std::vector<int64_t>{40, 30, 20}));
+  // An unfinished one (no manifest) stays too; 40, superseded by 50 with keep 1, goes.
+  fs::remove(part_file(dir, 30, "MANIFEST.safetensors"));
+  write_checkpoint(dir, 50, parts_of(50.0), {}, {.keep = 1});
+  EXPECT_EQ(list_checkpoints(dir), (std::vector<int64_t>{50, 30, 20}));
+  EXPECT_THROW(load_checkpoint(dir, 20), ValueError);
+  EXPECT_EQ(load_newest_checkpoint(dir)->step, 50);
+}
+
 TEST(CheckpointDir, ACrashBeforeTheRenameLeavesNoCompleteCheckpoint) {
   testing::TempDir tmp;
   const std::string dir = tmp.file("ckpt");
