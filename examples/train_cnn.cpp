@@ -329,7 +329,7 @@ int run(const TrainOptions& o) {
     const int64_t first_batch = epoch == start_epoch ? start_batch : 0;
     loader.resume_at(static_cast<uint64_t>(epoch), first_batch);
     ++epochs_run;
-    crew::ProgressBar bar(loader.size() - first_batch, {.desc = "epoch " + std::to_string(epoch)});
+    crew::ProgressBar bar(loader.size(), {.desc = "epoch " + std::to_string(epoch), .initial = first_batch});
     crew::Stopwatch epoch_watch;
     int64_t epoch_images = 0, batch_id = first_batch;
     crew::Stopwatch wait_watch;

@@ -63,6 +63,9 @@ ProgressBar::ProgressBar(int64_t total, ProgressBarOptions options)
   tty_ = options_.tty ? *options_.tty : detect_tty(out_);
   if (options_.width < 1) options_.width = 1;
   if (options_.plain_steps < 1) options_.plain_steps = 1;
+  n_ = std::max<int64_t>(0, options_.initial);
+  if (total_ > 0)
+    last_plain_step_ = std::min<int64_t>(n_ * options_.plain_steps / total_, options_.plain_steps);
   start_ = now();
   if (enabled_ && tty_) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -90,7 +93,8 @@ std::string ProgressBar::format() const {
 
 std::string ProgressBar::format_locked(double t) const {
   const double elapsed = std::max(0.0, t - start_);
-  const double rate = elapsed > 0 && n_ > 0 ? n_ / elapsed : 0.0;
+  const int64_t done_here = n_ - std::max<int64_t>(0, options_.initial);  // this bar's own steps
+  const double rate = elapsed > 0 && done_here > 0 ? done_here / elapsed : 0.0;
   std::string rate_text;
   if (rate <= 0) {
     rate_text = "?" + options_.unit + "/s";

@@ -21,16 +21,18 @@
 namespace crew {
 
 struct ProgressBarOptions {
-  std::string desc;                 // prefix ("desc: "); empty for none
-  int width = 10;                   // bar cells
-  double min_interval = 0.1;        // seconds between redraws on a terminal
-  double plain_interval = 5.0;      // seconds between plain lines (pipe/file)
-  int plain_steps = 10;             // plain lines also at every 1/plain_steps of the total
-  std::ostream* stream = nullptr;   // null: std::cerr
-  std::optional<bool> enabled;      // unset: ParallelEnv::from_env().rank == 0
-  std::optional<bool> tty;          // unset: isatty() of std::cerr/std::cout, false for other streams
+  std::string desc;                // prefix ("desc: "); empty for none
+  int width = 10;                  // bar cells
+  double min_interval = 0.1;       // seconds between redraws on a terminal
+  double plain_interval = 5.0;     // seconds between plain lines (pipe/file)
+  int plain_steps = 10;            // plain lines also at every 1/plain_steps of the total
+  std::ostream* stream = nullptr;  // null: std::cerr
+  std::optional<bool> enabled;     // unset: ParallelEnv::from_env().rank == 0
+  std::optional<bool> tty;         // unset: isatty() of std::cerr/std::cout, false for other streams
   std::string unit = "it";
-  std::function<double()> clock;    // seconds, monotonic; null: steady_clock
+  int64_t initial = 0;            // the count to start from (tqdm's initial): a resumed epoch
+                                  // shows 184/938, its rate and ETA from this run's steps only
+  std::function<double()> clock;  // seconds, monotonic; null: steady_clock
 };
 
 class ProgressBar {
@@ -68,7 +70,7 @@ class ProgressBar {
   bool tty_;
   std::ostream* out_;
   mutable std::mutex mu_;
-  int64_t n_ = 0;
+  int64_t n_ = 0;  // includes options_.initial
   double start_ = 0;
   double last_draw_ = -1e300;
   int64_t last_plain_step_ = 0;

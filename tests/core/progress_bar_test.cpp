@@ -48,6 +48,28 @@ TEST(ProgressBar, FormatsLikeTqdm) {
   bar.close();
 }
 
+// A resumed epoch (tqdm's initial): the count goes on from the resumed position, the rate and
+// the ETA come from this run's steps only, and plain lines still fall on the tenths.
+TEST(ProgressBar, InitialCountsFromTheResumedPosition) {
+  std::ostringstream os;
+  FakeClock clock;
+  ProgressBarOptions o = opts(os, clock, false, "epoch 0");
+  o.initial = 100;
+  ProgressBar bar(938, o);
+  EXPECT_EQ(bar.count(), 100);
+  EXPECT_EQ(bar.format(), "epoch 0:  10%|█         | 100/938 [00:00<?, ?it/s]");
+  clock.t += 4;
+  bar.update(84);
+  // 84 in 4 s: 21 it/s; 754 left: 35.9 s.
+  EXPECT_EQ(bar.format(), "epoch 0:  19%|█▉        | 184/938 [00:04<00:35, 21.00it/s]");
+  EXPECT_EQ(os.str(), "");  // still in the second tenth, where it started
+  bar.update(4);
+  // 88 in 4 s: 22 it/s; 750 left: 34.1 s.
+  EXPECT_EQ(lines(os.str()),
+            (std::vector<std::string>{"epoch 0:  20%|██        | 188/938 [00:04<00:34, 22.00it/s]"}));
+  bar.close();
+}
+
 TEST(ProgressBar, RatesAboveOneAndPartialCellsAndUnknownTotal) {
   std::ostringstream os;
   FakeClock clock;
@@ -109,7 +131,8 @@ TEST(ProgressBar, TerminalRedrawsInPlaceRateLimited) {
   const std::string s = os.str();
   EXPECT_EQ(std::count(s.begin(), s.end(), '\r'), 4);  // initial, 2/4, 4/4, close
   EXPECT_EQ(s.back(), '\n');
-  EXPECT_NE(s.find("\rtrain: 100%|██████████| 4/4 [00:02<00:00, 2.00it/s, loss=1.5]"), std::string::npos) << s;
+  EXPECT_NE(s.find("\rtrain: 100%|██████████| 4/4 [00:02<00:00, 2.00it/s, loss=1.5]"), std::string::npos)
+      << s;
 }
 
 TEST(ProgressBar, WriteClearsAndRedrawsOnATerminal) {
