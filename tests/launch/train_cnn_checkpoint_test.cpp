@@ -17,6 +17,7 @@
 #include "crew/tensor/checkpoint_dir.h"
 #include "tests/launch/idx_test_data.h"
 #include "tests/launch/launch_test_util.h"
+#include "tests/testing/corrupt_file.h"
 
 namespace crew::launch::testing {
 namespace {
@@ -108,15 +109,7 @@ class TrainCnnCheckpoint : public ::testing::Test {
   TempDir dir_;
 };
 
-void flip_last_byte(const std::string& path) {
-  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-  ASSERT_TRUE(f.good()) << path;
-  f.seekg(-1, std::ios::end);
-  char c = 0;
-  f.get(c);
-  f.seekp(-1, std::ios::end);
-  f.put(static_cast<char>(c ^ 0x10));
-}
+using crew::testing::flip_last_byte;
 
 TEST_F(TrainCnnCheckpoint, EveryCheckpointCorruptStopsListingEachUnlessStartFresh) {
   std::string out;

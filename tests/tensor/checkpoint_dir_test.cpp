@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "crew/core/error.h"
+#include "tests/testing/corrupt_file.h"
 #include "tests/testing/temp_dir.h"
 
 namespace crew {
@@ -31,14 +32,7 @@ std::string part_file(const std::string& dir, int64_t step, const std::string& n
 
 void truncate_file(const std::string& path) { fs::resize_file(path, fs::file_size(path) / 2); }
 
-void flip_last_byte(const std::string& path) {
-  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-  f.seekg(-1, std::ios::end);
-  char c = 0;
-  f.get(c);
-  f.seekp(-1, std::ios::end);
-  f.put(static_cast<char>(c ^ 0x5a));
-}
+using crew::testing::flip_last_byte;
 
 TEST(CheckpointDir, WritesLoadsAndKeepsTheLastK) {
   testing::TempDir tmp;
