@@ -22,3 +22,14 @@ endif()
 if(CREW_BUILD_BENCH)
   find_package(benchmark REQUIRED)
 endif()
+
+if(CREW_BUILD_PYTHON)
+  # Debian's interpreter (python3-dev, python3-numpy, pybind11-dev), not one earlier on PATH
+  # such as a pyenv shim, unless the user names one with -DPython3_EXECUTABLE=...
+  if(NOT Python3_EXECUTABLE AND EXISTS /usr/bin/python3)
+    set(Python3_EXECUTABLE /usr/bin/python3)
+  endif()
+  find_package(Python3 REQUIRED COMPONENTS Interpreter Development.Module NumPy)
+  set(PYBIND11_FINDPYTHON ON)
+  find_package(pybind11 REQUIRED CONFIG)
+endif()

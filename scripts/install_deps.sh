@@ -7,6 +7,7 @@ packages=(
   libdnnl-dev libopenblas-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libgloo-dev
   dataset-fashion-mnist
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-tqdm fortunes
 )
 missing=()
 for p in "${packages[@]}"; do

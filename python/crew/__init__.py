@@ -1,0 +1,20 @@
+"""crew: data-parallel training in C++, with Paddle's names.
+
+    import crew as paddle
+    import crew.distributed as dist
+
+The work runs in crew's C++ core (crew._C): kernels, autograd, DataLoader threads,
+collectives. docs/python.md maps Paddle's API to crew's and lists what differs.
+"""
+from . import _C
+from ._C import Tensor, dtype, to_tensor
+
+__version__ = _C.__version__
+
+float32 = dtype.float32
+float64 = dtype.float64
+int32 = dtype.int32
+int64 = dtype.int64
+uint8 = dtype.uint8
+
+from . import nn, optimizer, io, vision, distributed  # noqa: E402

@@ -1,0 +1,1 @@
+"""crew.distributed: init_parallel_env, collectives, spawn, launch (Paddle's paddle.distributed)."""

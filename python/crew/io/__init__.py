@@ -1,0 +1,1 @@
+"""crew.io: Dataset, samplers, DataLoader (Paddle's paddle.io)."""

@@ -1,0 +1,1 @@
+"""crew.nn: Layer and the layers (Paddle's paddle.nn)."""

@@ -1,0 +1,1 @@
+"""crew.optimizer: optimizers (Paddle's paddle.optimizer)."""

@@ -1,0 +1,1 @@
+"""crew.vision: datasets, transforms, models (Paddle's paddle.vision)."""

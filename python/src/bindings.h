@@ -1,0 +1,20 @@
+#pragma once
+// The parts of the extension module crew._C, one function per bound C++ module, each in
+// its own file (module.cpp calls them in order: a part may use the Python types that
+// earlier parts registered, e.g. every part returns crew.Tensor).
+#include <pybind11/pybind11.h>
+
+namespace crew::python {
+
+namespace py = pybind11;
+
+void bind_errors(py::module_& m);       // errors.cpp: crew::Error -> Python exceptions
+void bind_tensor(py::module_& m);       // tensor.cpp: Tensor, to_tensor, NumPy
+void bind_autograd(py::module_& m);     // autograd.cpp: backward, no_grad, differentiable ops
+void bind_nn(py::module_& m);           // nn.cpp: Layer (subclassable), layers, functional
+void bind_optim(py::module_& m);        // optim.cpp: optimizers, LR schedules
+void bind_io(py::module_& m);           // io.cpp: Dataset (subclassable), samplers, DataLoader
+void bind_vision(py::module_& m);       // vision.cpp: datasets, transforms
+void bind_distributed(py::module_& m);  // distributed.cpp: init, collectives, objects, spawn
+
+}  // namespace crew::python

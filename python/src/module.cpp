@@ -1,0 +1,15 @@
+// crew._C: the extension module behind the Python package crew (python/crew).
+#include "bindings.h"
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "crew's C++ core: tensors, autograd, layers, optimizers, data loading, collectives";
+  m.attr("__version__") = CREW_VERSION;
+  crew::python::bind_errors(m);
+  crew::python::bind_tensor(m);
+  crew::python::bind_autograd(m);
+  crew::python::bind_nn(m);
+  crew::python::bind_optim(m);
+  crew::python::bind_io(m);
+  crew::python::bind_vision(m);
+  crew::python::bind_distributed(m);
+}
