@@ -332,6 +332,7 @@ int run(const TrainOptions& o) {
     crew::ProgressBar bar(loader.size(), {.desc = "epoch " + std::to_string(epoch), .initial = first_batch});
     crew::Stopwatch epoch_watch;
     int64_t epoch_images = 0, batch_id = first_batch;
+    double epoch_loss_sum = 0;
     crew::Stopwatch wait_watch;
     for (auto& batch : loader) {
       train_cnn::maybe_inject_fault(global_step, rank, world);
@@ -351,8 +352,10 @@ int run(const TrainOptions& o) {
       }
       metrics.line(crew::str_cat("{\"type\": \"step\", \"epoch\": ", epoch, ", \"step\": ", global_step,
                                  ", \"loss\": ", short_float(loss_value), ", \"lr\": ", opt.get_lr(), "}"));
-      char postfix[32];
-      std::snprintf(postfix, sizeof postfix, "loss=%.4f", loss_value);
+      epoch_loss_sum += loss_value;  // the bar shows this run's mean over the epoch, as tqdm users log it
+      char postfix[48];
+      std::snprintf(postfix, sizeof postfix, "loss=%.4f, mean=%.4f", loss_value,
+                    epoch_loss_sum / static_cast<double>(batch_id - first_batch + 1));
       bar.set_postfix(postfix);
       bar.update();
       epoch_images += batch[0].size(0) * world;

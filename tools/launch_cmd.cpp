@@ -33,6 +33,7 @@ struct LaunchCommandLine {
   std::string rendezvous_timeout = "5m";
   std::string log_ranks = "0";
   std::string cpu_affinity = "on";
+  std::string worker_stdio = "tty";
   std::string token_file;
   std::string master_addr;  // torchrun's --master-addr / --master-port, joined into --master
   std::string master_port;
@@ -87,6 +88,9 @@ void add_options(CLI::App& app, LaunchCommandLine& c) {
       app.add_option("--rendezvous_timeout", c.rendezvous_timeout, "how long nodes wait for each other");
   opts["cpu_affinity"] =
       app.add_option("--cpu_affinity", c.cpu_affinity, "pin CPU workers to their share of the cores: on/off");
+  opts["worker_stdio"] = app.add_option(
+      "--worker_stdio", c.worker_stdio,
+      "workers' stdout/stderr: tty (a pseudo-terminal: live, line-buffered output) or pipe");
 }
 
 // `--name` or `--name=value` split at the '='; `value` is nullopt without one.
@@ -229,6 +233,10 @@ void finish_options(const CLI::App& app, int argc, char** argv, int program_at, 
     throw ValueError("--cpu_affinity='" + c.cpu_affinity + "': expected 'on' or 'off'");
   }
   o.cpu_affinity = c.cpu_affinity == "on";
+  if (c.worker_stdio != "tty" && c.worker_stdio != "pipe") {
+    throw ValueError("--worker_stdio='" + c.worker_stdio + "': expected 'tty' or 'pipe'");
+  }
+  o.worker_tty = c.worker_stdio == "tty";
   launch::apply_environment(&o, c.given);
   launch::validate(o);
 }

@@ -156,6 +156,7 @@ PodSpec pod_spec(const Job& job, const Membership& m, int generation) {
                               generation, ") ====\n");
   }
   spec.console = job.options.log_ranks;
+  spec.worker_tty = job.options.worker_tty;
   const auto base_env = dist::current_environment();
   for (const WorkerSlot& s : job.slots) {
     WorkerSpec w;

@@ -216,6 +216,7 @@ std::vector<std::pair<std::string, std::string>> describe(const LaunchOptions& o
       {"restart_backoff", str_cat(o.restart_backoff.count(), "ms")},
       {"grace_period", str_cat(o.grace_period.count(), "ms")},
       {"cpu_affinity", o.cpu_affinity ? "on" : "off"},
+      {"worker_stdio", o.worker_tty ? "tty" : "pipe"},
       {"run_mode", "collective"},
       {"training_script", o.program},
       {"training_script_args", args.empty() ? "[]" : "[" + args + "]"},

@@ -47,6 +47,7 @@ struct LaunchOptions {
   std::string token;       // shared secret handed to workers as CREW_JOB_TOKEN
   std::chrono::milliseconds grace_period = kDefaultGracePeriod;  // SIGTERM -> SIGKILL
   bool cpu_affinity = true;  // pin CPU-slot workers to their share of the cores
+  bool worker_tty = true;    // --worker_stdio tty: each worker's stdout/stderr is a pseudo-terminal
   std::string host;          // this node's address for other nodes ("" = detect)
   std::chrono::milliseconds rendezvous_timeout = kDefaultRendezvousTimeout;
 };

@@ -34,6 +34,7 @@ void Pod::start() {
     oo.overwrite = spec_.log_overwrite;
     oo.header = spec_.log_header;
     oo.echo = spec_.console.shows(w.local_rank);
+    oo.tty = spec_.worker_tty;
     if (oo.echo && spec_.console.prefixed()) oo.prefix = "[rank " + std::to_string(w.global_rank) + "] ";
     outputs_.push_back(std::make_unique<WorkerOutput>(log_path(w.local_rank), oo));
     write_envlog(spec_.log_dir + "/envlog." + std::to_string(w.local_rank), w.env);

@@ -37,6 +37,7 @@ struct PodSpec {
   bool log_overwrite = false;
   std::string log_header;  // written to each workerlog before this generation's output
   ConsoleRanks console;    // local rank 0
+  bool worker_tty = true;  // a pseudo-terminal per worker (WorkerOutputOptions::tty)
 };
 
 enum class PodState {

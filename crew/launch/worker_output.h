@@ -1,13 +1,21 @@
 #pragma once
-// WorkerOutput: the pipe a worker writes its stdout and stderr to, copied by the launcher into
-// log_dir/workerlog.N and, for the ranks the console shows, to the launcher's stdout (raw, or
-// each line prefixed with "[rank N] ").
+// WorkerOutput: the pseudo-terminal (or pipe) a worker writes its stdout and stderr to, copied
+// by the launcher into log_dir/workerlog.N and, for the ranks the console shows, to the
+// launcher's stdout (raw, or each line prefixed with "[rank N] ").
+//
+// With a pseudo-terminal (options.tty, the launcher's default) every program sees a terminal,
+// so C stdio, Python and the rest line-buffer their output and it arrives as it is written;
+// progress bars redraw in place. The log, a console that is not a terminal and prefixed
+// console lines get plain lines instead (RedrawFilter: a redrawn line every few seconds and
+// its final state); a terminal console gets the bytes as written.
 //
 //   WorkerOutput out("log/workerlog.0", {.echo = true});
 //   child_options.stdout_fd = child_options.stderr_fd = out.write_fd();
 //   ... start the child ...; out.close_write_end();
 //   while (out.pump()) {}       // in the event loop, when read_fd() is readable
 #include <string>
+
+#include "crew/launch/redraw_filter.h"
 
 namespace crew::launch {
 
@@ -17,6 +25,8 @@ struct WorkerOutputOptions {
   std::string prefix;      // put before every console line ("" = copy raw)
   std::string header;      // written to the log before this run's output (a restart's separator)
   int console_fd = 1;
+  bool tty = false;                 // a pseudo-terminal for the worker (falls back to a pipe)
+  double redraw_interval = 5.0;     // seconds between redrawn lines kept in plain output
 };
 
 class WorkerOutput {
@@ -38,9 +48,14 @@ class WorkerOutput {
   // The last `max_lines` lines this run wrote (at most max_bytes), read back from the log.
   std::string tail(int max_lines, size_t max_bytes = 16384) const;
   const std::string& path() const { return path_; }
+  // Whether the worker got a pseudo-terminal (false: a pipe).
+  bool is_tty() const { return is_tty_; }
 
  private:
-  void echo(const char* data, size_t size);
+  void open_pipe();
+  bool open_pty();
+  void echo(const char* data, size_t size, double now);
+  void echo_lines(const std::string& plain);
 
   std::string path_;
   WorkerOutputOptions options_;
@@ -49,7 +64,10 @@ class WorkerOutput {
   int write_fd_ = -1;
   long long start_offset_ = 0;  // the log's size before this run (append mode)
   bool eof_ = false;
-  std::string pending_;  // a console line without its newline yet (prefixed mode)
+  bool is_tty_ = false;
+  bool console_raw_ = false;   // copy bytes as written (one unprefixed rank, terminal console)
+  RedrawFilter log_filter_;
+  RedrawFilter console_filter_;
 };
 
 }  // namespace crew::launch

@@ -65,5 +65,51 @@ TEST(LaunchOutput, LineReachesTheLogWhileTheWorkerStillRuns) {
   EXPECT_EQ(r.code, 128 + SIGTERM) << r.output;
 }
 
+// A foreign program that block-buffers on a pipe (perl's print, like C stdio) shows its line
+// while it runs: by default the worker's stdout is a pseudo-terminal, so it line-buffers.
+TEST(LaunchOutput, ForeignProgramLineArrivesWhileItRuns) {
+  TempDir dir;
+  const std::string log = dir.file("log");
+  CrewProcess p(dir, {"launch", "--devices=0", "--grace_period", "200ms", "--log_dir", log, "perl", "-e",
+                      "print qq(foreign-line\n); sleep 60"},
+                {});
+  EXPECT_TRUE(wait_for_text(log + "/workerlog.0", "foreign-line\n", seconds(30)))
+      << "workerlog.0: " << read_file(log + "/workerlog.0");
+  p.signal(SIGTERM);
+  CrewRun r = p.wait(seconds(20));
+  EXPECT_EQ(r.code, 128 + SIGTERM) << r.output;
+}
+
+TEST(LaunchOutput, WorkerStdioPipeGivesAPipeAndTtyATerminal) {
+  TempDir dir;
+  const std::string script = "if test -t 1; then echo stdout-is-tty; else echo stdout-is-pipe; fi";
+  CrewRun tty = run_crew(dir, {"launch", "--devices=0", "--log_dir", dir.file("a"), "sh", "-c", script}, {});
+  EXPECT_EQ(tty.code, 0) << tty.output;
+  EXPECT_TRUE(has(read_file(dir.file("a") + "/workerlog.0"), "stdout-is-tty\n")) << tty.output;
+  CrewRun pipe = run_crew(
+      dir, {"launch", "--devices=0", "--worker_stdio", "pipe", "--log_dir", dir.file("b"), "sh", "-c", script}, {});
+  EXPECT_EQ(pipe.code, 0) << pipe.output;
+  EXPECT_TRUE(has(read_file(dir.file("b") + "/workerlog.0"), "stdout-is-pipe\n")) << pipe.output;
+  CrewRun bad = run_crew(dir, {"launch", "--worker_stdio", "file", "sh", "-c", "true"}, {});
+  EXPECT_EQ(bad.code, 2) << bad.output;
+  EXPECT_TRUE(has(bad.stderr_text, "--worker_stdio='file': expected 'tty' or 'pipe'")) << bad.output;
+}
+
+// A progress bar redraws in place on the worker's terminal; the log and a console that is not
+// a terminal (this test's file) get plain lines without a carriage return.
+TEST(LaunchOutput, RedrawnProgressReachesLogAndFileConsoleAsPlainLines) {
+  TempDir dir;
+  const std::string log = dir.file("log");
+  CrewRun r = run_crew(dir, {"launch", "--devices=0", "--log_dir", log, "sh", "-c",
+                             "for i in 1 2 3 4 5; do printf '\\rprogress %s/5' $i; done; echo"},
+                       {});
+  EXPECT_EQ(r.code, 0) << r.output;
+  const std::string worker_log = read_file(log + "/workerlog.0");
+  EXPECT_EQ(worker_log.find('\r'), std::string::npos) << worker_log;
+  EXPECT_TRUE(has(worker_log, "progress 5/5\n")) << worker_log;
+  EXPECT_EQ(r.stdout_text.find('\r'), std::string::npos) << r.stdout_text;
+  EXPECT_TRUE(has(r.stdout_text, "progress 5/5\n")) << r.stdout_text;
+}
+
 }  // namespace
 }  // namespace crew::launch::testing
