@@ -139,6 +139,9 @@ TEST_F(TrainCnnCheckpoint, EveryCheckpointCorruptStopsListingEachUnlessStartFres
   EXPECT_EQ(out.find("resumed from"), std::string::npos) << out;
   EXPECT_NE(out.find("epoch: 0, batch_id: 0, loss is"), std::string::npos) << out;
   EXPECT_NE(out.find("done: 1 epochs"), std::string::npos) << out;
+  // The bar's final line shows the epoch's mean loss beside the last step's.
+  EXPECT_NE(out.find("10/10 ["), std::string::npos) << out;
+  EXPECT_NE(out.find(", mean="), std::string::npos) << out;
   EXPECT_EQ(list_checkpoints(ckpt()), (std::vector<int64_t>{10, 8, 7, 4}));
   EXPECT_NO_THROW(load_checkpoint(ckpt(), 4));
   EXPECT_THROW(load_checkpoint(ckpt(), 7), ValueError);
