@@ -31,6 +31,7 @@
 #include "crew/distributed/collective/object_collectives.h"
 #include "crew/distributed/debug/debug_process_group.h"
 #include "crew/distributed/parallel/parallel.h"
+#include "crew/distributed/process_group/wait_at_once.h"
 #include "tests/distributed/shm_harness.h"
 #include "tests/testing/store_ptr.h"
 
@@ -57,6 +58,9 @@ struct BenchOptions {
   // none: the backend's group; off: wrapped in a DebugProcessGroup (what init_parallel_env
   // gives: records, reports, watchdog); detail: also CREW_DIST_DEBUG=DETAIL's agreement check.
   std::string debug = "none";
+  // at_once: ops are issued in a WaitAtOnceScope, as dist::all_reduce & co. issue synchronous
+  // ops; wake: the worker thread is woken for each op (as async ops, DataParallel's buckets).
+  std::string issue = "at_once";
 };
 
 int64_t parse_size(const std::string& s) {
@@ -248,6 +252,9 @@ void run_rank(int rank, int world, dist::Store& store_ref, const BenchOptions& o
   const int64_t max_bytes = colon == std::string::npos ? min_bytes : parse_size(opt.sizes.substr(colon + 1));
   CREW_CHECK(min_bytes > 0 && max_bytes >= min_bytes && opt.factor >= 2, "collectives_bench: bad --sizes '",
              opt.sizes, "' or --factor ", opt.factor);
+  CREW_CHECK(opt.issue == "at_once" || opt.issue == "wake", "collectives_bench: --issue '", opt.issue,
+             "': expected at_once or wake");
+  dist::WaitAtOnceScope at_once(opt.issue == "at_once");
   for (const auto& backend : opt.backends) {
     auto pg = make_group(backend, store, rank, world, opt);
     bench_backend(*pg, opt, min_bytes, max_bytes);
@@ -277,6 +284,8 @@ int main(int argc, char** argv) {
   app.add_option("--debug", opt.debug,
                  "none (the backend's group), off (DebugProcessGroup), detail (DETAIL check)");
   app.add_option("--timeout", opt.timeout_s, "seconds, per collective and for the whole forked run");
+  app.add_option("--issue", opt.issue,
+                 "at_once: ops issued as synchronous collectives are (no worker wake-up); wake: as async ops");
   CLI11_PARSE(app, argc, argv);
   try {
     if (opt.nprocs > 0) {

@@ -9,5 +9,6 @@
 #include "crew/distributed/data_parallel/data_parallel.h"
 #include "crew/distributed/parallel/parallel.h"
 #include "crew/distributed/process_group/process_group.h"
+#include "crew/distributed/process_group/wait_at_once.h"
 #include "crew/distributed/process_group/work.h"
 #include "crew/distributed/spawn/spawn.h"

@@ -7,6 +7,7 @@
 #include <future>
 
 #include "crew/distributed/backends/gloo/gloo_process_group.h"
+#include "crew/distributed/process_group/wait_at_once.h"
 #include "crew/distributed/process_group/work_queue.h"
 #include "crew/distributed/store/hash_store.h"
 
@@ -117,6 +118,30 @@ TEST(PgWork, DestroyingTheQueueFailsOpsThatNeverRan) {
   } catch (const StateError& e) {
     EXPECT_THAT(e.what(), HasSubstr("second (rank 0, seq 1, group q): the process group was destroyed"));
   }
+}
+
+// Submitted in a WaitAtOnceScope, an op does not wake the worker: the caller's wait() runs
+// it; a wait that may not run it inline (shorter timeout) wakes the worker instead.
+TEST(PgWork, OpSubmittedWaitAtOnceRunsInTheCallersWait) {
+  WorkQueue queue("q", 0, milliseconds(30000));
+  std::thread::id ran_on, short_ran_on;
+  std::shared_ptr<FutureWork> work, short_wait;
+  queue.submit("warm-up", [](const OpInfo&) {})->wait(milliseconds(20000));  // the worker ran it
+  std::this_thread::sleep_for(milliseconds(100));  // and sleeps again
+  {
+    WaitAtOnceScope at_once;
+    work = queue.submit("op", [&](const OpInfo&) { ran_on = std::this_thread::get_id(); });
+  }
+  std::this_thread::sleep_for(milliseconds(200));
+  EXPECT_FALSE(work->is_completed());  // without the scope the woken worker has run it by now
+  work->wait();
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+  {
+    WaitAtOnceScope at_once;
+    short_wait = queue.submit("op", [&](const OpInfo&) { short_ran_on = std::this_thread::get_id(); });
+  }
+  short_wait->wait(milliseconds(20000));
+  EXPECT_NE(short_ran_on, std::this_thread::get_id());
 }
 
 TEST(PgWork, InlineWaitsKeepIssueOrderAndNeverOverlap) {

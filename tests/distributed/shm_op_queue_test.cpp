@@ -8,6 +8,7 @@
 
 #include "crew/core/check.h"
 #include "crew/core/error.h"
+#include "crew/distributed/process_group/wait_at_once.h"
 
 namespace crew::dist::detail {
 namespace {
@@ -73,6 +74,52 @@ TEST(ShmOpQueue, ShortWaitRethrowsTheOpsError) {
   } catch (const CommError& e) {
     EXPECT_NE(std::string(e.what()).find("peer gone"), std::string::npos) << e.what();
   }
+}
+
+// An op issued outside a WaitAtOnceScope is started by the worker after its start delay; one
+// issued inside a scope is left to the caller's wait(), however late (no worker wake-up).
+TEST(ShmOpQueue, OpIssuedWaitAtOnceIsLeftToTheCallersWait) {
+  ShmOpQueue queue(std::chrono::microseconds(1000));
+  std::thread::id async_on, at_once_on;
+  auto async_op = queue.push([&] { async_on = std::this_thread::get_id(); }, "async", 30s);
+  std::this_thread::sleep_for(200ms);
+  EXPECT_TRUE(async_op->is_completed());  // the worker woke and ran it
+  std::shared_ptr<ShmWork> at_once_op;
+  {
+    WaitAtOnceScope at_once;
+    at_once_op = queue.push([&] { at_once_on = std::this_thread::get_id(); }, "at once", 30s);
+  }
+  std::this_thread::sleep_for(200ms);
+  EXPECT_FALSE(at_once_op->is_completed());  // the worker was not woken
+  at_once_op->wait(30s);
+  EXPECT_NE(async_on, std::this_thread::get_id());
+  EXPECT_EQ(at_once_on, std::this_thread::get_id());
+}
+
+TEST(ShmOpQueue, ShortWaitOnAnOpIssuedWaitAtOnceWakesTheWorker) {
+  ShmOpQueue queue(std::chrono::microseconds(1000));
+  std::shared_ptr<ShmWork> work;
+  {
+    WaitAtOnceScope at_once;
+    work = queue.push([] {}, "op", 30s);
+  }
+  work->wait(20s);  // cannot run inline: the worker must be told, or this times out
+  EXPECT_TRUE(work->is_completed());
+}
+
+TEST(WaitAtOnceScope, NestsAndRestores) {
+  EXPECT_FALSE(WaitAtOnceScope::active());
+  {
+    WaitAtOnceScope outer;
+    EXPECT_TRUE(WaitAtOnceScope::active());
+    {
+      WaitAtOnceScope inner(false);  // an async op issued inside a synchronous one
+      EXPECT_FALSE(WaitAtOnceScope::active());
+    }
+    EXPECT_TRUE(WaitAtOnceScope::active());
+    std::thread([] { EXPECT_FALSE(WaitAtOnceScope::active()); }).join();  // per thread
+  }
+  EXPECT_FALSE(WaitAtOnceScope::active());
 }
 
 }  // namespace

@@ -47,9 +47,13 @@ class FutureWork : public Work {
   void mark_done(std::exception_ptr error = nullptr);
   const OpInfo& info() const { return info_; }
 
-  // Lets a wait() with at least the default timeout run the op on the waiting thread when
-  // nothing runs before it (saves two thread hand-offs): `run_inline` returns whether it ran it.
-  void set_inline_runner(std::function<bool(FutureWork*)> run_inline) { run_inline_ = std::move(run_inline); }
+  // Called by every wait() on an op not yet done, with may_run = whether this wait may run the
+  // op on the waiting thread (a wait with at least the default timeout): the runner runs it
+  // when nothing runs before it (saves two thread hand-offs) and returns whether it did;
+  // otherwise it makes sure the worker will run it.
+  void set_inline_runner(std::function<bool(FutureWork*, bool may_run)> run_inline) {
+    run_inline_ = std::move(run_inline);
+  }
 
  private:
   OpInfo info_;
@@ -57,7 +61,7 @@ class FutureWork : public Work {
   std::condition_variable done_cv_;
   bool done_ = false;
   std::exception_ptr error_;
-  std::function<bool(FutureWork*)> run_inline_;
+  std::function<bool(FutureWork*, bool)> run_inline_;
 };
 
 // A Work that has already completed successfully.

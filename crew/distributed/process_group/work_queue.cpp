@@ -2,6 +2,7 @@
 
 #include "crew/core/check.h"
 #include "crew/core/error.h"
+#include "crew/distributed/process_group/wait_at_once.h"
 
 namespace crew::dist {
 
@@ -28,9 +29,10 @@ std::shared_ptr<FutureWork> WorkQueue::submit(const std::string& op, Task task) 
         StateError(str_cat(info.describe(), ": the process group has been destroyed"))));
     return work;
   }
-  work->set_inline_runner([this](FutureWork* w) { return run_inline(w); });
+  work->set_inline_runner([this](FutureWork* w, bool may_run) { return run_inline(w, may_run); });
   queue_.push_back(Item{work, std::move(task)});
-  cv_.notify_all();
+  // A caller that waits at once runs the op inline, or wakes the worker from wait().
+  if (!WaitAtOnceScope::active()) cv_.notify_all();
   return work;
 }
 
@@ -62,11 +64,15 @@ void WorkQueue::run() {
   }
 }
 
-bool WorkQueue::run_inline(FutureWork* work) {
+bool WorkQueue::run_inline(FutureWork* work, bool may_run) {
   Item item;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_ || running_ || queue_.empty() || queue_.front().work.get() != work) return false;
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!may_run || stopping_ || running_ || queue_.empty() || queue_.front().work.get() != work) {
+      lock.unlock();
+      cv_.notify_all();  // the worker runs it (it may not have been woken at submit)
+      return false;
+    }
     item = std::move(queue_.front());
     queue_.pop_front();
     running_ = true;

@@ -8,7 +8,8 @@
 //   work->wait();
 //
 // A wait() with the group's full timeout on an op that nothing runs before runs it on the
-// waiting thread instead (the order is unchanged: only the next op, with none running).
+// waiting thread instead (the order is unchanged: only the next op, with none running). An op
+// submitted in a WaitAtOnceScope does not wake the worker: its wait() runs it or wakes it.
 //
 // After an op fails with a communication error or a timeout, the peers are in an unknown
 // state, so every later op fails at once with a CommError naming the first failure.
@@ -47,8 +48,9 @@ class WorkQueue {
     Task task;
   };
   void run();
-  // Runs `work` here if it is next and nothing is running; true if it did.
-  bool run_inline(FutureWork* work);
+  // Runs `work` here if may_run, it is next and nothing is running; true if it did. Otherwise
+  // wakes the worker, which an op issued in a WaitAtOnceScope did not.
+  bool run_inline(FutureWork* work, bool may_run);
   // Runs one dequeued item (the caller set running_).
   void execute(Item& item);
 

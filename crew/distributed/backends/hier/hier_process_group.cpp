@@ -9,6 +9,7 @@
 #include "crew/distributed/backends/hier/hier_all_reduce.h"
 #include "crew/distributed/backends/shm/shm_process_group.h"
 #include "crew/distributed/parallel/host_layout.h"
+#include "crew/distributed/process_group/wait_at_once.h"
 #include "crew/distributed/process_group/work_queue.h"
 #include "crew/distributed/store/prefix_store.h"
 
@@ -205,7 +206,12 @@ class HierProcessGroup final : public ProcessGroup {
   void phase(const OpInfo& info, const char* what, const std::string& sub_group, Start start) {
     check_usable(info);
     try {
-      start()->wait();
+      std::shared_ptr<Work> work;
+      {
+        WaitAtOnceScope at_once;  // waited for at once: no sub-group worker to wake
+        work = start();
+      }
+      work->wait();
     } catch (const TimeoutError& e) {
       tear_down();
       CREW_THROW(TimeoutError, info.describe(), ": ", what, " (", sub_group, "): ", e.what());

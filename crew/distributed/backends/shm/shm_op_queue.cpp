@@ -5,6 +5,7 @@
 #include "crew/core/check.h"
 #include "crew/core/error.h"
 #include "crew/core/timer.h"
+#include "crew/distributed/process_group/wait_at_once.h"
 
 namespace crew::dist::detail {
 
@@ -66,7 +67,8 @@ std::shared_ptr<ShmWork> ShmOpQueue::push(std::function<void()> fn, std::string 
                  " issued while its process group is being destroyed");
     queue_.push_back(work);
   }
-  cv_.notify_one();
+  // A caller that waits at once runs the op inline (or wakes the worker from wait()).
+  if (!WaitAtOnceScope::active()) cv_.notify_one();
   return work;
 }
 
