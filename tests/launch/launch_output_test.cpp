@@ -52,32 +52,30 @@ TEST(LaunchOutput, CrashLeavesItsLastLinesInTheLogAndTheFailureBlock) {
   EXPECT_TRUE(has(r.stdout_text, "child-line-4")) << "console: " << r.stdout_text;
 }
 
-TEST(LaunchOutput, LineReachesTheLogWhileTheWorkerStillRuns) {
+// Launches `program` (one worker, logs in dir/log), expects `line` in workerlog.0 while the
+// worker still runs, then stops the job with SIGTERM.
+void expect_line_while_running(const std::vector<std::string>& program, const std::vector<std::string>& env,
+                               const std::string& line) {
   TempDir dir;
   const std::string log = dir.file("log");
   std::vector<std::string> args = {"launch", "--devices=0", "--grace_period", "200ms", "--log_dir", log};
-  for (const auto& a : child_command()) args.push_back(a);
-  CrewProcess p(dir, args, {std::string(kModeVar) + "=sleep"});
-  EXPECT_TRUE(wait_for_text(log + "/workerlog.0", "child-line-4\n", seconds(30)))
+  args.insert(args.end(), program.begin(), program.end());
+  CrewProcess p(dir, args, env);
+  EXPECT_TRUE(wait_for_text(log + "/workerlog.0", line, seconds(30)))
       << "workerlog.0: " << read_file(log + "/workerlog.0");
   p.signal(SIGTERM);
   CrewRun r = p.wait(seconds(20));
   EXPECT_EQ(r.code, 128 + SIGTERM) << r.output;
 }
 
+TEST(LaunchOutput, LineReachesTheLogWhileTheWorkerStillRuns) {
+  expect_line_while_running(child_command(), {std::string(kModeVar) + "=sleep"}, "child-line-4\n");
+}
+
 // A foreign program that block-buffers on a pipe (perl's print, like C stdio) shows its line
 // while it runs: by default the worker's stdout is a pseudo-terminal, so it line-buffers.
 TEST(LaunchOutput, ForeignProgramLineArrivesWhileItRuns) {
-  TempDir dir;
-  const std::string log = dir.file("log");
-  CrewProcess p(dir, {"launch", "--devices=0", "--grace_period", "200ms", "--log_dir", log, "perl", "-e",
-                      "print qq(foreign-line\n); sleep 60"},
-                {});
-  EXPECT_TRUE(wait_for_text(log + "/workerlog.0", "foreign-line\n", seconds(30)))
-      << "workerlog.0: " << read_file(log + "/workerlog.0");
-  p.signal(SIGTERM);
-  CrewRun r = p.wait(seconds(20));
-  EXPECT_EQ(r.code, 128 + SIGTERM) << r.output;
+  expect_line_while_running({"perl", "-e", "print qq(foreign-line\\n); sleep 60"}, {}, "foreign-line\n");
 }
 
 TEST(LaunchOutput, WorkerStdioPipeGivesAPipeAndTtyATerminal) {
