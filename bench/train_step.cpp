@@ -12,12 +12,14 @@
 #include <cstdio>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "crew/autograd/autograd.h"
 #include "crew/nn/functional.h"
 #include "crew/nn/models/my_net.h"
 #include "crew/optim/adam.h"
+#include "crew/tensor/kernels/gemm.h"
 #include "crew/tensor/kernels/threading.h"
 #include "crew/tensor/random.h"
 
@@ -70,6 +72,58 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// One gemm of a layer's pass: C[m, n] = op(A)[m, k] op(B)[k, n].
+struct GemmShape {
+  int64_t m, n, k;
+  bool trans_a, trans_b;
+};
+
+// The gemms the step would run if every conv were im2col + sgemm and every linear a gemm: per
+// layer the forward product, the weight gradient and (but for the first layer) the input
+// gradient, with the same FLOPs as flops_per_image.
+std::vector<GemmShape> step_gemms(const Geometry& g, int64_t batch) {
+  struct Layer {
+    int64_t rows, in, out;  // rows of the product (batch x output pixels), in/out features
+  };
+  std::vector<Layer> layers;
+  int64_t s = g.size - 2;
+  layers.push_back({batch * s * s, g.channels * 9, 32});
+  s = s / 2 - 2;
+  layers.push_back({batch * s * s, 32 * 9, 64});
+  s = s / 2 - 2;
+  layers.push_back({batch * s * s, 64 * 9, 64});
+  layers.push_back({batch, 64 * s * s, 64});
+  layers.push_back({batch, 64, 10});
+  std::vector<GemmShape> out;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const Layer& l = layers[i];
+    out.push_back({l.rows, l.out, l.in, false, false});      // forward: [rows, in] x [in, out]
+    out.push_back({l.in, l.out, l.rows, true, false});       // weight grad: [in, rows] x [rows, out]
+    if (i > 0) out.push_back({l.rows, l.in, l.out, false, true});  // input grad: [rows, out] x [out, in]
+  }
+  return out;
+}
+
+// oneDNN's sgemm on this machine at the step's shapes (the best of `reps` timings of each):
+// the images/s the step would reach if every layer ran at the gemm's rate, and that rate.
+std::pair<double, double> gemm_ceiling(const Geometry& g, int64_t batch, int reps) {
+  double seconds_per_step = 0, flops_per_step = 0;
+  for (const GemmShape& s : step_gemms(g, batch)) {
+    std::vector<float> a(s.m * s.k, 0.5f), b(s.k * s.n, 0.25f), c(s.m * s.n);
+    const int64_t lda = s.trans_a ? s.m : s.k, ldb = s.trans_b ? s.k : s.n;
+    double best = 1e300;
+    for (int r = 0; r < reps; ++r) {
+      const auto t0 = Clock::now();
+      crew::kernels::gemm(s.trans_a, s.trans_b, s.m, s.n, s.k, 1.0f, a.data(), lda, b.data(), ldb, 0.0f, c.data(),
+                          s.n);
+      best = std::min(best, seconds(t0, Clock::now()));
+    }
+    seconds_per_step += best;
+    flops_per_step += 2.0 * double(s.m) * double(s.n) * double(s.k);
+  }
+  return {double(batch) / seconds_per_step, flops_per_step / seconds_per_step / 1e9};
+}
+
 struct Options {
   int64_t batch = 32;
   int steps = 20;
@@ -77,6 +131,7 @@ struct Options {
   int warmup = 5;
   std::vector<int> threads{1, 2};
   std::vector<std::string> inputs{"1x28x28", "3x32x32"};
+  bool gemm_ceiling = true;
 };
 
 Geometry parse_geometry(const std::string& text) {
@@ -137,6 +192,12 @@ void run(const Options& opt, const Geometry& g, int threads) {
       *std::min_element(rates.begin(), rates.end()), med, *std::max_element(rates.begin(), rates.end()),
       med * mflop / 1e3, median(cpu_rates), median(cpu_rates) * mflop / 1e3, mflop, median(fwd_ms),
       median(bwd_ms), median(upd_ms));
+  if (opt.gemm_ceiling) {
+    const auto [ceiling, gflops] = gemm_ceiling(g, opt.batch, 20);
+    std::printf("  sgemm at the step's im2col/linear shapes: %.1f GFLOP/s = %.0f images/s; the step reaches %.0f%% "
+                "(by CPU time %.0f%%)\n",
+                gflops, ceiling, 100.0 * med / ceiling, 100.0 * median(cpu_rates) / ceiling);
+  }
   std::fflush(stdout);
 }
 
@@ -151,6 +212,8 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", opt.warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
   app.add_option("--threads", opt.threads, "thread counts to run")->delimiter(',');
   app.add_option("--inputs", opt.inputs, "input geometries CxSxS")->delimiter(',');
+  app.add_flag("!--no-gemm-ceiling", opt.gemm_ceiling,
+               "skip timing oneDNN's sgemm at the step's shapes (the compute ceiling)");
   CLI11_PARSE(app, argc, argv);
   try {
     for (const std::string& in : opt.inputs) {
