@@ -102,7 +102,9 @@ TEST(LaunchFault, RestartsAreCountedForTheWholeJob) {
       << w1;
 
   CrewRun out = run_crew(dir, {"launch", "--devices=0,1", "--max_restart", "1", "--log_dir", dir.file("log2"),
-                               "/bin/sh", "-c", "echo attempt=$CREW_RESTART_COUNT; exit 5"});
+                               "/bin/sh", "-c",
+                               // Only rank 0 fails, so it always prints before the job stops.
+                               "echo attempt=$CREW_RESTART_COUNT; [ $CREW_RANK = 1 ] && exec sleep 30; exit 5"});
   EXPECT_EQ(out.code, 5) << out.output;
   EXPECT_EQ(count(out.stderr_text, "Restarting the job"), 1);
   EXPECT_EQ(count(out.stdout_text, "attempt="), 2) << out.stdout_text;

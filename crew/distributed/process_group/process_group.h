@@ -34,6 +34,15 @@ class Work {
   void wait() { wait(default_timeout_); }
 
  protected:
+  // How long wait(timeout) blocks: a wait as long as the op's own timeout gets a grace, so
+  // that the op fails first with its own error (which names the missing rank).
+  std::chrono::milliseconds wait_limit(std::chrono::milliseconds timeout) const {
+    if (timeout < default_timeout_ || timeout > std::chrono::milliseconds::max() - kOpTimeoutGrace) {
+      return timeout;
+    }
+    return timeout + kOpTimeoutGrace;
+  }
+  static constexpr std::chrono::milliseconds kOpTimeoutGrace{2000};
   std::chrono::milliseconds default_timeout_{std::chrono::minutes(30)};
 };
 

@@ -24,7 +24,7 @@ void FutureWork::wait(std::chrono::milliseconds timeout) {
   // Only a wait as long as the op's own timeout may run it inline: the op may block that long.
   if (run_inline_ && !is_completed()) run_inline_(this, timeout >= default_timeout_);
   std::unique_lock<std::mutex> lock(mutex_);
-  if (!done_cv_.wait_for(lock, timeout, [this] { return done_; })) {
+  if (!done_cv_.wait_for(lock, wait_limit(timeout), [this] { return done_; })) {
     CREW_THROW(TimeoutError, info_.describe(), ": timed out after ", format_duration(timeout));
   }
   if (error_) std::rethrow_exception(error_);

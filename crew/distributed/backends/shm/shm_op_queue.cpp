@@ -38,8 +38,9 @@ void ShmWork::wait(std::chrono::milliseconds timeout) {
     // The worker runs it: sleep rather than spin, the worker (or a peer) may need this core.
     if (!awaited_.exchange(true)) queue_->start_now();
     std::unique_lock<std::mutex> lock(mu_);
-    if (!cv_.wait_for(lock, timeout, [&] { return done_.load(std::memory_order_acquire); })) {
-      CREW_THROW(TimeoutError, "wait: ", what_, " did not complete within ", timeout.count(), " ms");
+    if (!cv_.wait_for(lock, wait_limit(timeout), [&] { return done_.load(std::memory_order_acquire); })) {
+      CREW_THROW(TimeoutError, "wait: ", what_, " timed out: did not complete within ",
+                 timeout.count(), " ms");
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
