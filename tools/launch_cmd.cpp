@@ -201,6 +201,15 @@ void apply_token_file(LaunchCommandLine& c) {
   }
 }
 
+// A training script ending in .py runs under the interpreter, as Paddle's launcher does:
+// CREW_PYTHON (python3 -m crew.distributed.launch sets it to its own), else python3.
+void run_python_scripts_with_interpreter(launch::LaunchOptions& o) {
+  const std::string& p = o.program;
+  if (p.size() < 4 || p.compare(p.size() - 3, 3, ".py") != 0) return;
+  o.program_args.insert(o.program_args.begin(), p);
+  o.program = env::get_string("CREW_PYTHON", "python3");
+}
+
 // Everything after CLI11: the program, the checks CLI11 cannot make, the conversions.
 void finish_options(const CLI::App& app, int argc, char** argv, int program_at, LaunchCommandLine& c) {
   launch::LaunchOptions& o = c.o;
@@ -214,6 +223,7 @@ void finish_options(const CLI::App& app, int argc, char** argv, int program_at, 
     o.program = rest[0];
     o.program_args.assign(rest.begin() + 1, rest.end());
     if (!separated) reject_misplaced_flags(app, argc, argv, program_at, o.program_args);
+    run_python_scripts_with_interpreter(o);
   }
   for (const auto& [name, opt] : c.opts) {
     if (opt->count() == 0) continue;

@@ -192,7 +192,7 @@ std::shared_ptr<Group> init_parallel_env(const InitOptions& options) {
              " ms");
   rt.exit_timeout = options.exit_timeout;
   if (rt.env.world_size < 2) {
-    CREW_LOG(WARNING) << kNotParallelWarning;
+    if (options.warn_not_parallel) CREW_LOG(WARNING) << kNotParallelWarning;
     ProcessGroupOptions pg_options{rt.timeout, "default"};
     rt.self_group = std::make_shared<Group>(0, 0, std::vector<int>{0}, create_self_process_group(pg_options),
                                             group_name(0));

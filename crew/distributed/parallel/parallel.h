@@ -54,6 +54,8 @@ struct InitOptions {
   // Hang and desync detection of the default group and of new_group's groups
   // (docs/hang_detection.md); nullopt = DebugOptions::from_env() (CREW_DIST_DEBUG, CREW_HANG_TIMEOUT).
   std::optional<DebugOptions> debug;
+  // Log kNotParallelWarning in a world of one (the Python package warns in Python instead).
+  bool warn_not_parallel = true;
 };
 
 // A set of ranks with its ProcessGroup (Paddle's Group). Ranks are global ranks, sorted.
