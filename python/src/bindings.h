@@ -15,6 +15,7 @@ void bind_nn(py::module_& m);           // nn.cpp: Layer (subclassable), layers,
 void bind_optim(py::module_& m);        // optim.cpp: optimizers, LR schedules
 void bind_io(py::module_& m);           // io.cpp: Dataset (subclassable), samplers, DataLoader
 void bind_vision(py::module_& m);       // vision.cpp: datasets, transforms
-void bind_distributed(py::module_& m);  // distributed.cpp: init, collectives, objects, spawn
+void bind_distributed(py::module_& m);  // distributed.cpp: init, groups, tensor collectives
+void bind_distributed_objects(py::module_& dist);  // distributed_objects.cpp: objects, env
 
 }  // namespace crew::python

@@ -5,8 +5,14 @@
 
 #include "bindings.h"
 #include "crew/core/error.h"
+#include "crew/distributed/parallel/parallel.h"
 
 namespace crew::python {
+
+namespace {
+constexpr const char* kNotInitializedPython =
+    "Call paddle.distributed.init_parallel_env first to initialize the distributed environment.";
+}  // namespace
 
 void bind_errors(py::module_& m) {
   static py::exception<StoreError> store_error(m, "StoreError", PyExc_RuntimeError);
@@ -32,6 +38,13 @@ void bind_errors(py::module_& m) {
       PyErr_SetString(comm_error.ptr(), e.what());
     } catch (const SpawnError& e) {
       PyErr_SetString(spawn_error.ptr(), e.what());
+    } catch (const StateError& e) {
+      // Using the distributed API before init: Paddle's AssertionError, in Paddle's words.
+      if (std::string(e.what()).find(dist::kNotInitializedMessage) != std::string::npos) {
+        PyErr_SetString(PyExc_AssertionError, kNotInitializedPython);
+      } else {
+        PyErr_SetString(PyExc_RuntimeError, e.what());
+      }
     }
   });
 }

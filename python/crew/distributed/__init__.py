@@ -1,1 +1,85 @@
-"""crew.distributed: init_parallel_env, collectives, spawn, launch (Paddle's paddle.distributed)."""
+"""crew.distributed: Paddle's paddle.distributed over crew's C++ process groups.
+
+    import crew.distributed as dist
+    dist.init_parallel_env()
+    out = []
+    dist.all_gather_object(out, {"rank": dist.get_rank()})
+
+Collectives release the GIL while they run. Plain objects (None, bool, int, float, str,
+bytes, list, tuple, dict) travel in crew's typed encoding, so Python and C++ ranks exchange
+them; anything else is pickled, as Paddle does: only exchange such objects with trusted peers.
+"""
+import warnings as _warnings
+
+from .. import _C
+from .parallel_env import ParallelEnv
+from .spawn import spawn, MultiprocessContext
+
+_d = _C.dist
+
+Group = _d.Group
+ReduceOp = _d.ReduceOp
+Task = _d.Task
+
+is_initialized = _d.is_initialized
+get_rank = _d.get_rank
+get_world_size = _d.get_world_size
+get_group = _d.get_group
+destroy_process_group = _d.destroy_process_group
+barrier = _d.barrier
+all_reduce = _d.all_reduce
+reduce = _d.reduce
+broadcast = _d.broadcast
+all_gather = _d.all_gather
+scatter = _d.scatter
+alltoall = _d.alltoall
+send = _d.send
+recv = _d.recv
+all_gather_object = _d.all_gather_object
+broadcast_object_list = _d.broadcast_object_list
+scatter_object_list = _d.scatter_object_list
+
+_NOT_PARALLEL = ("Currently not a parallel execution environment, "
+                 "`paddle.distributed.init_parallel_env` will not do anything.")
+
+
+def init_parallel_env(backend="auto"):
+    """Joins the job's store and builds the default group (Paddle's init_parallel_env).
+
+    In a world of one process it warns (UserWarning, Paddle's text) and returns None; the
+    collectives then act on a group of this one rank.
+    """
+    if ParallelEnv().world_size < 2:
+        _warnings.warn(_NOT_PARALLEL, UserWarning, stacklevel=2)
+        _d.init_parallel_env(backend, False)
+        return None
+    return _d.init_parallel_env(backend, True)
+
+
+def new_group(ranks=None, backend=None, timeout=None):
+    """A group of the given global ranks (every rank calls it, in the same order)."""
+    if not is_initialized():
+        raise AssertionError("Call paddle.distributed.init_parallel_env first to initialize "
+                             "the distributed environment.")
+    return _d.new_group(list(ranks or []), backend or "")
+
+
+def isend(tensor, dst, group=None):
+    return send(tensor, dst, group, sync_op=False)
+
+
+def irecv(tensor, src, group=None):
+    return recv(tensor, src, group, sync_op=False)
+
+
+def get_backend(group=None):
+    g = group or get_group(0)
+    return g.backend.upper() if g is not None else "GLOO"
+
+
+__all__ = [
+    "Group", "ReduceOp", "Task", "ParallelEnv", "spawn", "MultiprocessContext", "init_parallel_env",
+    "is_initialized", "get_rank", "get_world_size", "new_group", "get_group", "destroy_process_group",
+    "barrier", "all_reduce", "reduce", "broadcast", "all_gather", "scatter", "alltoall", "send", "recv",
+    "isend", "irecv", "all_gather_object", "broadcast_object_list", "scatter_object_list", "get_backend",
+]

@@ -1,0 +1,94 @@
+// crew._C.dist: the object collectives and the parallel environment (ParallelEnv, the
+// variables spawn gives each child).
+#include <pybind11/stl.h>
+
+#include <map>
+
+#include "bindings.h"
+#include "crew/core/parallel_env.h"
+#include "crew/distributed/collective/object_collectives.h"
+#include "object_convert.h"
+
+namespace crew::python {
+
+namespace {
+
+using dist::Object;
+using GroupPtr = std::shared_ptr<dist::Group>;
+
+std::vector<Object> objects_of(py::handle list) {
+  std::vector<Object> out;
+  for (py::handle item : list) out.push_back(object_from_py(item));
+  return out;
+}
+
+void refill(py::list& list, const std::vector<Object>& objects) {
+  PyList_SetSlice(list.ptr(), 0, PyList_Size(list.ptr()), nullptr);
+  for (const auto& o : objects) list.append(object_to_py(o));
+}
+
+py::dict env_dict(const ParallelEnv& e) {
+  py::dict d;
+  d["rank"] = e.rank;
+  d["world_size"] = e.world_size;
+  d["local_rank"] = e.local_rank;
+  d["local_world_size"] = e.local_world_size;
+  d["node_rank"] = e.node_rank;
+  d["nnodes"] = e.nnodes;
+  d["device_id"] = e.device_id;
+  d["device_kind"] = e.device_kind;
+  d["master"] = e.has_master() ? e.master_endpoint() : std::string();
+  d["job_id"] = e.job_id;
+  d["restart_count"] = e.restart_count;
+  d["source"] = e.source;
+  d["trainer_endpoints"] = e.trainer_endpoints;
+  return d;
+}
+
+// The variables of child `rank` of a one-host job whose store rank 0 hosts at 127.0.0.1:port.
+std::map<std::string, std::string> spawn_child_env(int rank, const std::vector<int>& devices, int port,
+                                                   const std::string& job_id) {
+  ParallelEnv c;
+  c.source = "crew";
+  c.rank = rank;
+  c.world_size = static_cast<int>(devices.size());
+  c.local_rank = rank;
+  c.local_world_size = c.world_size;
+  c.device_id = devices.at(static_cast<size_t>(rank));
+  c.master_addr = "127.0.0.1";
+  c.master_port = port;
+  c.job_id = job_id;
+  c.trainer_endpoints = nominal_endpoints({c.master_addr}, {c.world_size}, port);
+  std::map<std::string, std::string> out;
+  for (const auto& v : c.to_env()) out[v.name] = v.value;  // "" = unset in the child
+  return out;
+}
+
+}  // namespace
+
+void bind_distributed_objects(py::module_& d) {
+  d.def("all_gather_object", [](py::list out, py::handle obj, const GroupPtr& g) {
+         Object mine = object_from_py(obj);
+         std::vector<Object> all;
+         { py::gil_scoped_release nogil; dist::all_gather_object(all, mine, g.get()); }
+         if (!g || g->is_member()) refill(out, all);
+       }, py::arg("object_list"), py::arg("obj"), py::arg("group") = nullptr);
+  d.def("broadcast_object_list", [](py::list list, int src, const GroupPtr& g) {
+         std::vector<Object> objects = objects_of(list);
+         { py::gil_scoped_release nogil; dist::broadcast_object_list(objects, src, g.get()); }
+         if (!g || g->is_member()) refill(list, objects);
+       }, py::arg("object_list"), py::arg("src") = 0, py::arg("group") = nullptr);
+  d.def("scatter_object_list", [](py::list out, py::object in, int src, const GroupPtr& g) {
+         std::vector<Object> ins = in.is_none() ? std::vector<Object>{} : objects_of(in);
+         std::vector<Object> mine;
+         { py::gil_scoped_release nogil; dist::scatter_object_list(mine, ins, src, g.get()); }
+         if (!g || g->is_member()) refill(out, mine);
+       }, py::arg("scatter_object_output_list"), py::arg("scatter_object_input_list") = py::none(),
+       py::arg("src") = 0, py::arg("group") = nullptr);
+  d.def("parallel_env", [] { return env_dict(ParallelEnv::from_env()); },
+        "The parallel environment as the launcher's variables describe it");
+  d.def("spawn_child_env", &spawn_child_env, py::arg("rank"), py::arg("devices"), py::arg("port"),
+        py::arg("job_id"));
+}
+
+}  // namespace crew::python
