@@ -8,6 +8,11 @@ collectives. docs/python.md maps Paddle's API to crew's and lists what differs.
 """
 from . import _C
 from ._C import Tensor, dtype, to_tensor
+from ._C import (add, subtract, multiply, divide, exp, log, pow, matmul, sum, mean, argmax,  # noqa: A004
+                 reshape, unsqueeze, squeeze, flatten, transpose, concat, stack,
+                 is_grad_enabled, set_grad_enabled)
+from .tensor_ops import (no_grad, equal, not_equal, less_than, less_equal, greater_than,  # noqa: E402
+                         greater_equal, max, min)
 
 __version__ = _C.__version__
 
