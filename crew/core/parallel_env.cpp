@@ -8,6 +8,7 @@
 
 #include "crew/core/check.h"
 #include "crew/core/env.h"
+#include "crew/core/scheduler_master.h"
 #include "crew/core/spawn_process.h"
 
 namespace crew {
@@ -217,6 +218,7 @@ ParallelEnv ParallelEnv::from_env() {
   e.device_id = read_device_id(e.local_rank);
   e.device_kind = env::get_string("CREW_DEVICE_KIND", "cpu");
   read_master(&e);
+  master_from_scheduler(&e);
   e.job_id = env::get_string("CREW_JOB_ID", env::get_string("PADDLE_JOB_ID", "default"));
   e.job_token = env::get_string("CREW_JOB_TOKEN", "");
   e.restart_count = int_var("CREW_RESTART_COUNT", 0);

@@ -1,6 +1,7 @@
 // ParallelEnv::from_env: which launcher's variables win, the fallbacks of each field, the
 // errors; ParallelEnv::to_env round-trips every field.
 #include "crew/core/parallel_env.h"
+#include "crew/core/scheduler_master.h"
 
 #include <gtest/gtest.h>
 
@@ -36,6 +37,13 @@ const char* const kVariables[] = {"CREW_RANK",
                                   "SLURM_NTASKS",
                                   "SLURM_LOCALID",
                                   "SLURM_NTASKS_PER_NODE",
+                                  "SLURM_STEP_NODELIST",
+                                  "SLURM_JOB_NODELIST",
+                                  "SLURM_NODELIST",
+                                  "SLURM_JOB_ID",
+                                  "SLURM_STEP_ID",
+                                  "OMPI_MCA_ess_base_jobid",
+                                  "PMIX_NAMESPACE",
                                   "CREW_NNODES",
                                   "PADDLE_NNODES",
                                   "CREW_NODE_RANK",
@@ -376,6 +384,53 @@ TEST(NominalEndpoints, OnePerRankNodeMajorPortsWrap) {
   EXPECT_EQ(nominal_endpoints({"a", "b"}, {2, 1}, 100),
             (std::vector<std::string>{"a:101", "a:102", "b:103"}));
   EXPECT_EQ(nominal_endpoints({"h"}, {2}, 65534), (std::vector<std::string>{"h:65535", "h:1024"}));
+}
+
+TEST(SchedulerMaster, FirstHostOfASlurmHostList) {
+  EXPECT_EQ(first_slurm_host("node07"), "node07");
+  EXPECT_EQ(first_slurm_host("node[07-09,12],gpu1"), "node07");
+  EXPECT_EQ(first_slurm_host("gpu1,node[07-09]"), "gpu1");
+  EXPECT_EQ(first_slurm_host("rack[3,5]-n[01-02]"), "rack3-n[01-02]");
+  EXPECT_EQ(first_slurm_host("a[002]"), "a002");
+}
+
+TEST(SchedulerMaster, PortIsStableAndInRange) {
+  EXPECT_EQ(derived_port("slurm:42.0"), derived_port("slurm:42.0"));
+  EXPECT_NE(derived_port("slurm:42.0"), derived_port("slurm:42.1"));
+  for (int job = 0; job < 200; ++job) {
+    const int p = derived_port("mpi:" + std::to_string(job));
+    EXPECT_GE(p, 20000);
+    EXPECT_LT(p, 40000);
+  }
+}
+
+TEST_F(ParallelEnvTest, SlurmStepGivesTheMasterWithoutMasterAddr) {
+  set("SLURM_PROCID", "1");
+  set("SLURM_NTASKS", "2");
+  set("SLURM_STEP_NODELIST", "cn[003-004]");
+  set("SLURM_JOB_ID", "1234");
+  set("SLURM_STEP_ID", "0");
+  ParallelEnv e = ParallelEnv::from_env();
+  EXPECT_EQ(e.source, "slurm");
+  EXPECT_EQ(e.master_addr, "cn003");
+  EXPECT_EQ(e.master_port, derived_port("slurm:1234.0"));
+  set("MASTER_ADDR", "10.0.0.1");  // explicit variables win
+  set("MASTER_PORT", "29500");
+  e = ParallelEnv::from_env();
+  EXPECT_EQ(e.master_endpoint(), "10.0.0.1:29500");
+}
+
+TEST_F(ParallelEnvTest, OpenMpiOnOneHostMeetsOnLoopbackAcrossHostsNeedsAMaster) {
+  set("OMPI_COMM_WORLD_RANK", "2");
+  set("OMPI_COMM_WORLD_SIZE", "3");
+  set("OMPI_COMM_WORLD_LOCAL_RANK", "2");
+  set("OMPI_COMM_WORLD_LOCAL_SIZE", "3");
+  set("OMPI_MCA_ess_base_jobid", "331546625");
+  ParallelEnv e = ParallelEnv::from_env();
+  EXPECT_EQ(e.source, "mpi");
+  EXPECT_EQ(e.master_endpoint(), "127.0.0.1:" + std::to_string(derived_port("mpi:331546625")));
+  set("OMPI_COMM_WORLD_LOCAL_SIZE", "2");  // ranks on two hosts: no host to guess
+  EXPECT_FALSE(ParallelEnv::from_env().has_master());
 }
 
 }  // namespace

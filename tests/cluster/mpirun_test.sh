@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# mpirun starts crew programs with no launcher and no MASTER_ADDR: the ranks meet on
+# loopback at a port derived from the Open MPI job id (crew/core/scheduler_master.h).
+# Usage: mpirun_test.sh BIN_DIR. Exit 77 (skipped) without mpirun.
+set -uo pipefail
+bin=$1
+command -v mpirun >/dev/null || { echo "mpirun not installed (Debian's openmpi-bin): skipped"; exit 77; }
+mpi=(mpirun --oversubscribe)
+[ "$(id -u)" -eq 0 ] && mpi+=(--allow-run-as-root)
+fail() { echo "FAIL: $*"; exit 1; }
+
+out=$(env -u MASTER_ADDR -u MASTER_PORT -u CREW_MASTER timeout 120 "${mpi[@]}" -np 3 "$bin/all_gather_object" 2>&1)
+rc=$?
+[ $rc -eq 0 ] || fail "mpirun -np 3 all_gather_object exited $rc: $out"
+want="[{'foo': [1, 2, 3]}, {'bar': [4, 5, 6]}, {'bar': [4, 5, 6]}]"
+[ "$(grep -cF "$want" <<<"$out")" -eq 3 ] || fail "expected 3 lines '$want', got: $out"
+
+# A rank that dies: mpirun exits non-zero and the surviving rank (waiting in init) does not hang.
+out=$(timeout 120 "${mpi[@]}" -np 2 sh -c \
+  '[ "$OMPI_COMM_WORLD_RANK" = 1 ] && exit 3; exec "$0"' "$bin/all_gather_object" 2>&1)
+rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "a dead rank: mpirun exited $rc (want non-zero, not the timeout): $out"
+echo "ok"
