@@ -8,7 +8,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libgloo-dev
   dataset-fashion-mnist
   pybind11-dev python3-dev python3-numpy python3-pytest python3-tqdm fortunes
-  openmpi-bin
+  openmpi-bin slurmctld slurmd slurm-client munge
 )
 missing=()
 for p in "${packages[@]}"; do
