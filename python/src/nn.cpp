@@ -1,8 +1,137 @@
-// crew._C: Layer (subclassable in Python), the C++ layers, nn.functional.
+// crew._C.nn: the C++ layers (each a crew::nn::Layer) and crew::nn::functional. The
+// Python package wraps each layer in a Python crew.nn.Layer (python/crew/nn/layer.py), so
+// Python-defined layers hold C++ ones as sublayers, as the seed's MyNet does.
+#include <pybind11/stl.h>
+
 #include "bindings.h"
+#include "crew/nn/models/my_net.h"
+#include "crew/nn/nn.h"
 
 namespace crew::python {
 
-void bind_nn(py::module_& m) { (void)m; }
+namespace {
+
+using nn::Layer;
+using LayerPtr = std::shared_ptr<Layer>;
+using Release = py::call_guard<py::gil_scoped_release>;
+namespace F = nn::functional;
+
+// Paddle's sizes: an int or a pair.
+nn::Size2 size2(py::handle v, const char* what) {
+  if (PyLong_Check(v.ptr())) return nn::Size2(v.cast<int64_t>());
+  auto pair = v.cast<std::vector<int64_t>>();
+  if (pair.size() != 2) {
+    throw py::value_error(std::string(what) + ": expected an int or 2 ints, got " + std::to_string(pair.size()));
+  }
+  return nn::Size2(pair[0], pair[1]);
+}
+
+StateDict state_dict_from(const py::dict& d) {
+  StateDict sd;
+  for (auto [k, v] : d) sd.insert(k.cast<std::string>(), v.cast<Tensor>());
+  return sd;
+}
+
+void bind_layer_base(py::module_& n) {
+  py::class_<Layer, LayerPtr>(n, "Layer")
+      .def("forward", &Layer::forward, Release())
+      .def("__call__", &Layer::forward, Release())
+      .def("named_parameters", [](const Layer& l) { return l.named_parameters(); })
+      .def("named_buffers", [](const Layer& l) { return l.named_buffers(); })
+      .def("train", &Layer::train)
+      .def("eval", &Layer::eval)
+      .def_property_readonly("training", &Layer::training)
+      .def_property_readonly("full_name", &Layer::full_name)
+      .def("state_dict", [](const Layer& l) {
+        py::dict out;
+        for (const auto& [k, v] : l.state_dict()) out[py::str(k)] = v;
+        return out;
+      })
+      .def("set_state_dict", [](Layer& l, const py::dict& d, bool strict) { l.set_state_dict(state_dict_from(d), strict); },
+           py::arg("state_dict"), py::arg("strict") = true);
+}
+
+void bind_layers(py::module_& n) {
+  py::class_<nn::Conv2D, Layer, std::shared_ptr<nn::Conv2D>>(n, "Conv2D")
+      .def(py::init([](int64_t in, int64_t out, py::object k, py::object stride, py::object padding,
+                       py::object dilation, int64_t groups, bool bias) {
+             nn::Conv2DOptions o{size2(stride, "Conv2D stride"), size2(padding, "Conv2D padding"),
+                                 size2(dilation, "Conv2D dilation"), groups, bias};
+             return std::make_shared<nn::Conv2D>(in, out, size2(k, "Conv2D kernel_size"), o);
+           }), py::arg("in_channels"), py::arg("out_channels"), py::arg("kernel_size"), py::arg("stride") = 1,
+           py::arg("padding") = 0, py::arg("dilation") = 1, py::arg("groups") = 1, py::arg("bias") = true);
+  py::class_<nn::Linear, Layer, std::shared_ptr<nn::Linear>>(n, "Linear")
+      .def(py::init<int64_t, int64_t, bool>(), py::arg("in_features"), py::arg("out_features"),
+           py::arg("bias") = true);
+  py::class_<nn::MaxPool2D, Layer, std::shared_ptr<nn::MaxPool2D>>(n, "MaxPool2D")
+      .def(py::init([](py::object k, py::object s, py::object p) {
+             return std::make_shared<nn::MaxPool2D>(size2(k, "MaxPool2D kernel_size"),
+                                                    s.is_none() ? nn::Size2(0) : size2(s, "MaxPool2D stride"),
+                                                    size2(p, "MaxPool2D padding"));
+           }), py::arg("kernel_size"), py::arg("stride") = py::none(), py::arg("padding") = 0);
+  py::class_<nn::AvgPool2D, Layer, std::shared_ptr<nn::AvgPool2D>>(n, "AvgPool2D")
+      .def(py::init([](py::object k, py::object s, py::object p) {
+             return std::make_shared<nn::AvgPool2D>(size2(k, "AvgPool2D kernel_size"),
+                                                    s.is_none() ? nn::Size2(0) : size2(s, "AvgPool2D stride"),
+                                                    size2(p, "AvgPool2D padding"));
+           }), py::arg("kernel_size"), py::arg("stride") = py::none(), py::arg("padding") = 0);
+  py::class_<nn::BatchNorm2D, Layer, std::shared_ptr<nn::BatchNorm2D>>(n, "BatchNorm2D")
+      .def(py::init<int64_t, double, double>(), py::arg("num_features"), py::arg("momentum") = 0.9,
+           py::arg("epsilon") = 1e-5);
+  py::class_<nn::Dropout, Layer, std::shared_ptr<nn::Dropout>>(n, "Dropout")
+      .def(py::init([](double p) { return std::make_shared<nn::Dropout>(p); }), py::arg("p") = 0.5);
+  py::class_<nn::Flatten, Layer, std::shared_ptr<nn::Flatten>>(n, "Flatten")
+      .def(py::init<int64_t, int64_t>(), py::arg("start_axis") = 1, py::arg("stop_axis") = -1);
+  py::class_<nn::ReLU, Layer, std::shared_ptr<nn::ReLU>>(n, "ReLU").def(py::init<>());
+  py::class_<nn::Sigmoid, Layer, std::shared_ptr<nn::Sigmoid>>(n, "Sigmoid").def(py::init<>());
+  py::class_<nn::Tanh, Layer, std::shared_ptr<nn::Tanh>>(n, "Tanh").def(py::init<>());
+  py::class_<nn::GELU, Layer, std::shared_ptr<nn::GELU>>(n, "GELU")
+      .def(py::init<bool>(), py::arg("approximate") = false);
+  py::class_<nn::Softmax, Layer, std::shared_ptr<nn::Softmax>>(n, "Softmax")
+      .def(py::init<int64_t>(), py::arg("axis") = -1);
+  // The seed's network in C++ (train_cnn's), e.g. to check a Python MyNet against it.
+  py::class_<nn::models::MyNet, Layer, std::shared_ptr<nn::models::MyNet>>(n, "MyNet")
+      .def(py::init<int64_t, int64_t, int64_t>(), py::arg("num_classes") = 10, py::arg("in_channels") = 1,
+           py::arg("image_size") = 28);
+}
+
+F::Reduction reduction(const std::string& r) {
+  if (r == "mean") return F::Reduction::MEAN;
+  if (r == "sum") return F::Reduction::SUM;
+  if (r == "none") return F::Reduction::NONE;
+  throw py::value_error("reduction='" + r + "': expected 'mean', 'sum' or 'none'");
+}
+
+void bind_functional(py::module_& n) {
+  py::module_ f = n.def_submodule("functional", "crew::nn::functional");
+  f.def("relu", &F::relu, Release());
+  f.def("sigmoid", &F::sigmoid, Release());
+  f.def("tanh", &F::tanh, Release());
+  f.def("gelu", &F::gelu, py::arg("x"), py::arg("approximate") = false, Release());
+  f.def("softmax", &F::softmax, py::arg("x"), py::arg("axis") = -1, Release());
+  f.def("log_softmax", &F::log_softmax, py::arg("x"), py::arg("axis") = -1, Release());
+  f.def("flatten", &F::flatten, py::arg("x"), py::arg("start_axis") = 1, py::arg("stop_axis") = -1, Release());
+  f.def("linear", &F::linear, py::arg("x"), py::arg("weight"), py::arg("bias"), Release());
+  f.def("cross_entropy", [](const Tensor& logits, const Tensor& labels, const std::string& r) {
+          const F::Reduction red = reduction(r);
+          py::gil_scoped_release nogil;
+          return F::cross_entropy(logits, labels, red);
+        }, py::arg("input"), py::arg("label"), py::arg("reduction") = "mean");
+  f.def("mse_loss", [](const Tensor& input, const Tensor& target, const std::string& r) {
+          const F::Reduction red = reduction(r);
+          py::gil_scoped_release nogil;
+          return F::mse_loss(input, target, red);
+        }, py::arg("input"), py::arg("label"), py::arg("reduction") = "mean");
+  f.def("accuracy", &F::accuracy, py::arg("input"), py::arg("label"), py::arg("k") = 1, Release());
+}
+
+}  // namespace
+
+void bind_nn(py::module_& m) {
+  py::module_ n = m.def_submodule("nn", "crew::nn: layers and functional");
+  bind_layer_base(n);
+  bind_layers(n);
+  bind_functional(n);
+}
 
 }  // namespace crew::python

@@ -1,0 +1,128 @@
+"""crew.nn and crew.optimizer from Python: the seed's MyNet subclassed as in the seed."""
+import numpy as np
+import pytest
+
+import crew
+import crew.nn.functional as F
+
+
+class MyNet(crew.nn.Layer):
+    """The seed's network, line for line (1 input channel: Fashion-MNIST)."""
+
+    def __init__(self, num_classes=1):
+        super(MyNet, self).__init__()
+        self.conv1 = crew.nn.Conv2D(in_channels=1, out_channels=32, kernel_size=(3, 3))
+        self.pool1 = crew.nn.MaxPool2D(kernel_size=2, stride=2)
+        self.conv2 = crew.nn.Conv2D(in_channels=32, out_channels=64, kernel_size=(3, 3))
+        self.pool2 = crew.nn.MaxPool2D(kernel_size=2, stride=2)
+        self.conv3 = crew.nn.Conv2D(in_channels=64, out_channels=64, kernel_size=(3, 3))
+        self.flatten = crew.nn.Flatten()
+        self.linear1 = crew.nn.Linear(in_features=576, out_features=64)
+        self.linear2 = crew.nn.Linear(in_features=64, out_features=num_classes)
+
+    def forward(self, x):
+        x = self.conv1(x)
+        x = F.relu(x)
+        x = self.pool1(x)
+        x = self.conv2(x)
+        x = F.relu(x)
+        x = self.pool2(x)
+        x = self.conv3(x)
+        x = F.relu(x)
+        x = self.flatten(x)
+        x = self.linear1(x)
+        x = F.relu(x)
+        x = self.linear2(x)
+        return x
+
+
+def batch(seed, n=8):
+    rng = np.random.default_rng(seed)
+    x = crew.to_tensor(rng.random((n, 1, 28, 28), dtype=np.float32))
+    y = crew.to_tensor(rng.integers(0, 10, (n, 1)).astype(np.int64))
+    return x, y
+
+
+def test_parameters_are_registered_in_the_seeds_order():
+    names = [n for n, _ in MyNet(10).named_parameters()]
+    assert names == [f"{l}.{p}" for l in ("conv1", "conv2", "conv3", "linear1", "linear2")
+                     for p in ("weight", "bias")]
+    assert list(MyNet(10).state_dict()) == names
+    assert all(not p.stop_gradient for p in MyNet(10).parameters())
+
+
+def test_python_mynet_trains_exactly_as_the_cpp_mynet():
+    cpp = crew._C.nn.MyNet(10, 1, 28)
+    py = MyNet(10)
+    py.set_state_dict(cpp.state_dict())
+    opt_cpp = crew.optimizer.Adam(learning_rate=0.001, parameters=[p for _, p in cpp.named_parameters()])
+    opt_py = crew.optimizer.Adam(learning_rate=0.001, parameters=py.parameters())
+    for step in range(4):
+        x, y = batch(step)
+        losses = []
+        for model, opt in ((cpp, opt_cpp), (py, opt_py)):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            losses.append(loss.item())
+        assert losses[0] == pytest.approx(losses[1], abs=1e-6), step
+    for (name, a), b in zip(cpp.named_parameters(), py.parameters()):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-6, err_msg=name)
+
+
+def test_training_lowers_the_loss_and_eval_mode_propagates():
+    model = crew.nn.Sequential(crew.nn.Flatten(), crew.nn.Linear(784, 32), crew.nn.ReLU(),
+                               crew.nn.Dropout(0.1), crew.nn.Linear(32, 10))
+    opt = crew.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
+    x, y = batch(7, n=16)
+    first = None
+    for _ in range(30):
+        loss = F.cross_entropy(model(x), y)
+        first = first if first is not None else loss.item()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+    assert loss.item() < first * 0.5
+    model.eval()
+    assert not model.training and not model[3].training and not model[3]._impl.training
+    model.train()
+    assert model[3]._impl.training
+
+
+def test_set_state_dict_checks_every_shape_before_copying():
+    a, b = MyNet(10), MyNet(10)
+    before = b.linear2.weight.numpy().copy()
+    bad = dict(a.state_dict())
+    bad["linear2.bias"] = crew.to_tensor(np.zeros(3, np.float32))
+    with pytest.raises(ValueError, match=r"'linear2.bias' has shape \[3\] .* \[10\]"):
+        b.set_state_dict(bad)
+    np.testing.assert_array_equal(b.linear2.weight.numpy(), before)  # nothing copied
+    with pytest.raises(ValueError, match="missing keys"):
+        b.set_state_dict({})
+
+
+def test_custom_parameters_and_errors():
+    class Scale(crew.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.w = self.create_parameter([3], default_initializer=lambda s: np.full(s, 2.0))
+
+        def forward(self, x):
+            return x * self.w
+
+    m = Scale()
+    out = crew.sum(m(crew.to_tensor(np.ones(3, np.float32))))
+    out.backward()
+    np.testing.assert_array_equal(m.w.grad.numpy(), [1, 1, 1])
+    assert [n for n, _ in m.named_parameters()] == ["w"]
+
+    class NoInit(crew.nn.Layer):
+        def __init__(self):
+            self.fc = crew.nn.Linear(2, 2)
+    with pytest.raises(RuntimeError, match="super\\(\\).__init__"):
+        NoInit()
+    with pytest.raises(ValueError, match="parameters is None"):
+        crew.optimizer.Adam(learning_rate=0.1)
+    with pytest.raises(ValueError):
+        crew.nn.Linear(4, 2)(crew.to_tensor(np.ones((2, 3), np.float32)))
