@@ -7,7 +7,7 @@ The work runs in crew's C++ core (crew._C): kernels, autograd, DataLoader thread
 collectives. docs/python.md maps Paddle's API to crew's and lists what differs.
 """
 from . import _C
-from ._C import Tensor, dtype, to_tensor
+from ._C import Tensor, dtype, to_tensor, save, load
 from ._C import (add, subtract, multiply, divide, exp, log, pow, matmul, sum, mean, argmax,  # noqa: A004
                  reshape, unsqueeze, squeeze, flatten, transpose, concat, stack,
                  is_grad_enabled, set_grad_enabled)

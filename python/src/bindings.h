@@ -4,12 +4,15 @@
 // earlier parts registered, e.g. every part returns crew.Tensor).
 #include <pybind11/pybind11.h>
 
+#include "crew/tensor/state_dict.h"
+
 namespace crew::python {
 
 namespace py = pybind11;
 
 void bind_errors(py::module_& m);       // errors.cpp: crew::Error -> Python exceptions
 void bind_tensor(py::module_& m);       // tensor.cpp: Tensor, to_tensor, NumPy
+void bind_serialize(py::module_& m);    // serialize.cpp: save, load (safetensors)
 void bind_autograd(py::module_& m);     // autograd.cpp: backward, no_grad, differentiable ops
 void bind_nn(py::module_& m);           // nn.cpp: Layer (subclassable), layers, functional
 void bind_optim(py::module_& m);        // optim.cpp: optimizers, LR schedules
@@ -17,5 +20,9 @@ void bind_io(py::module_& m);           // io.cpp: Dataset (subclassable), sampl
 void bind_vision(py::module_& m);       // vision.cpp: datasets, transforms
 void bind_distributed(py::module_& m);  // distributed.cpp: init, groups, tensor collectives
 void bind_distributed_objects(py::module_& dist);  // distributed_objects.cpp: objects, env
+
+// State dicts between Python (dict of name -> Tensor) and C++ (serialize.cpp).
+StateDict state_dict_from_py(py::handle obj, const char* op);
+py::dict state_dict_to_py(const StateDict& sd);
 
 }  // namespace crew::python

@@ -6,6 +6,7 @@ PYBIND11_MODULE(_C, m) {
   m.attr("__version__") = CREW_VERSION;
   crew::python::bind_errors(m);
   crew::python::bind_tensor(m);
+  crew::python::bind_serialize(m);
   crew::python::bind_autograd(m);
   crew::python::bind_nn(m);
   crew::python::bind_optim(m);

@@ -30,7 +30,11 @@ void bind_optim(py::module_& m) {
       .def("step", &Optimizer::step, Release())
       .def("clear_grad", &Optimizer::clear_grad, py::arg("set_to_zero") = true)
       .def("get_lr", &Optimizer::get_lr)
-      .def("set_lr", &Optimizer::set_lr);
+      .def("set_lr", &Optimizer::set_lr)
+      .def("state_dict", [](const Optimizer& o) { return state_dict_to_py(o.state_dict()); })
+      .def("set_state_dict", [](Optimizer& o, py::handle sd) {
+        o.set_state_dict(state_dict_from_py(sd, "Optimizer.set_state_dict"));
+      });
   o.def("SGD", [](double lr, py::object params, double wd) -> std::shared_ptr<Optimizer> {
          return std::make_shared<optim::SGD>(params_of(params, "SGD"), optim::SGDOptions{lr, wd, nullptr});
        }, py::arg("learning_rate") = 0.001, py::arg("parameters") = py::none(), py::arg("weight_decay") = 0.0);

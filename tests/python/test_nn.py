@@ -126,3 +126,24 @@ def test_custom_parameters_and_errors():
         crew.optimizer.Adam(learning_rate=0.1)
     with pytest.raises(ValueError):
         crew.nn.Linear(4, 2)(crew.to_tensor(np.ones((2, 3), np.float32)))
+
+
+def test_save_and_load_round_trip_model_and_optimizer(tmp_path):
+    model = MyNet(10)
+    opt = crew.optimizer.Adam(learning_rate=0.001, parameters=model.parameters())
+    x, y = batch(3)
+    F.cross_entropy(model(x), y).backward()
+    opt.step()
+    crew.save(model.state_dict(), str(tmp_path / "model.safetensors"))
+    crew.save(opt.state_dict(), str(tmp_path / "opt.safetensors"))
+    other = MyNet(10)
+    other.set_state_dict(crew.load(str(tmp_path / "model.safetensors")))
+    for (n, a), b in zip(model.named_parameters(), other.parameters()):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=n)
+    opt2 = crew.optimizer.Adam(learning_rate=0.001, parameters=other.parameters())
+    opt2.set_state_dict(crew.load(str(tmp_path / "opt.safetensors")))
+    assert set(opt2.state_dict()) == set(opt.state_dict())
+    with pytest.raises(TypeError, match="value of 'a' is a int, not a Tensor"):
+        crew.save({"a": 1}, str(tmp_path / "bad.safetensors"))
+    with pytest.raises(OSError):
+        crew.load(str(tmp_path / "missing.safetensors"))
