@@ -51,6 +51,18 @@ void bind_layer_base(py::module_& n) {
            py::arg("state_dict"), py::arg("strict") = true);
 }
 
+// MaxPool2D / AvgPool2D(kernel_size, stride=None (= kernel_size), padding=0).
+template <typename Pool>
+void bind_pool(py::module_& n, const char* name) {
+  const std::string what = name;
+  py::class_<Pool, Layer, std::shared_ptr<Pool>>(n, name)
+      .def(py::init([what](py::object k, py::object s, py::object p) {
+             return std::make_shared<Pool>(size2(k, (what + " kernel_size").c_str()),
+                                           s.is_none() ? nn::Size2(0) : size2(s, (what + " stride").c_str()),
+                                           size2(p, (what + " padding").c_str()));
+           }), py::arg("kernel_size"), py::arg("stride") = py::none(), py::arg("padding") = 0);
+}
+
 void bind_layers(py::module_& n) {
   py::class_<nn::Conv2D, Layer, std::shared_ptr<nn::Conv2D>>(n, "Conv2D")
       .def(py::init([](int64_t in, int64_t out, py::object k, py::object stride, py::object padding,
@@ -63,18 +75,8 @@ void bind_layers(py::module_& n) {
   py::class_<nn::Linear, Layer, std::shared_ptr<nn::Linear>>(n, "Linear")
       .def(py::init<int64_t, int64_t, bool>(), py::arg("in_features"), py::arg("out_features"),
            py::arg("bias") = true);
-  py::class_<nn::MaxPool2D, Layer, std::shared_ptr<nn::MaxPool2D>>(n, "MaxPool2D")
-      .def(py::init([](py::object k, py::object s, py::object p) {
-             return std::make_shared<nn::MaxPool2D>(size2(k, "MaxPool2D kernel_size"),
-                                                    s.is_none() ? nn::Size2(0) : size2(s, "MaxPool2D stride"),
-                                                    size2(p, "MaxPool2D padding"));
-           }), py::arg("kernel_size"), py::arg("stride") = py::none(), py::arg("padding") = 0);
-  py::class_<nn::AvgPool2D, Layer, std::shared_ptr<nn::AvgPool2D>>(n, "AvgPool2D")
-      .def(py::init([](py::object k, py::object s, py::object p) {
-             return std::make_shared<nn::AvgPool2D>(size2(k, "AvgPool2D kernel_size"),
-                                                    s.is_none() ? nn::Size2(0) : size2(s, "AvgPool2D stride"),
-                                                    size2(p, "AvgPool2D padding"));
-           }), py::arg("kernel_size"), py::arg("stride") = py::none(), py::arg("padding") = 0);
+  bind_pool<nn::MaxPool2D>(n, "MaxPool2D");
+  bind_pool<nn::AvgPool2D>(n, "AvgPool2D");
   py::class_<nn::BatchNorm2D, Layer, std::shared_ptr<nn::BatchNorm2D>>(n, "BatchNorm2D")
       .def(py::init<int64_t, double, double>(), py::arg("num_features"), py::arg("momentum") = 0.9,
            py::arg("epsilon") = 1e-5);
