@@ -1,5 +1,5 @@
-// crew._C.dist: the object collectives and the parallel environment (ParallelEnv, the
-// variables spawn gives each child).
+// crew._C.dist: the object collectives, the parallel environment (ParallelEnv) and what
+// the Python spawn takes from crew::dist::spawn (device ids, each child's variables).
 #include <pybind11/stl.h>
 
 #include <map>
@@ -7,6 +7,7 @@
 #include "bindings.h"
 #include "crew/core/parallel_env.h"
 #include "crew/distributed/collective/object_collectives.h"
+#include "crew/distributed/spawn/spawn.h"
 #include "object_convert.h"
 
 namespace crew::python {
@@ -45,25 +46,6 @@ py::dict env_dict(const ParallelEnv& e) {
   return d;
 }
 
-// The variables of child `rank` of a one-host job whose store rank 0 hosts at 127.0.0.1:port.
-std::map<std::string, std::string> spawn_child_env(int rank, const std::vector<int>& devices, int port,
-                                                   const std::string& job_id) {
-  ParallelEnv c;
-  c.source = "crew";
-  c.rank = rank;
-  c.world_size = static_cast<int>(devices.size());
-  c.local_rank = rank;
-  c.local_world_size = c.world_size;
-  c.device_id = devices.at(static_cast<size_t>(rank));
-  c.master_addr = "127.0.0.1";
-  c.master_port = port;
-  c.job_id = job_id;
-  c.trainer_endpoints = nominal_endpoints({c.master_addr}, {c.world_size}, port);
-  std::map<std::string, std::string> out;
-  for (const auto& v : c.to_env()) out[v.name] = v.value;  // "" = unset in the child
-  return out;
-}
-
 }  // namespace
 
 void bind_distributed_objects(py::module_& d) {
@@ -87,8 +69,17 @@ void bind_distributed_objects(py::module_& d) {
        py::arg("src") = 0, py::arg("group") = nullptr);
   d.def("parallel_env", [] { return env_dict(ParallelEnv::from_env()); },
         "The parallel environment as the launcher's variables describe it");
-  d.def("spawn_child_env", &spawn_child_env, py::arg("rank"), py::arg("devices"), py::arg("port"),
-        py::arg("job_id"));
+  d.def("spawn_devices", [](int nprocs, const std::string& devices) {
+         dist::SpawnOptions o;
+         o.nprocs = nprocs;
+         o.devices = devices;
+         return dist::spawn_devices(o);
+       }, py::arg("nprocs"), py::arg("devices"), "The device ids of spawn's children (crew::dist::spawn's rule)");
+  d.def("spawn_child_env", [](int rank, const std::vector<int>& devices, int port, const std::string& job_id) {
+         std::map<std::string, std::string> out;  // "" = unset in the child
+         for (const auto& v : dist::spawn_child_env(rank, devices, port, job_id).to_env()) out[v.name] = v.value;
+         return out;
+       }, py::arg("rank"), py::arg("devices"), py::arg("port"), py::arg("job_id"));
 }
 
 }  // namespace crew::python

@@ -63,8 +63,10 @@ int usable_cores() {
   return std::max(1, CPU_COUNT(&set));
 }
 
+}  // namespace
+
 // Device ids for the children (the launcher's CPU-slot rule, see crew/launch/devices.h).
-std::vector<int> choose_devices(const SpawnOptions& o) {
+std::vector<int> spawn_devices(const SpawnOptions& o) {
   const int cores = usable_cores();
   const int slots = static_cast<int>(env::get_int("CREW_CPU_SLOTS", std::max(cores, 8)));
   std::vector<int> ids;
@@ -95,7 +97,20 @@ std::vector<int> choose_devices(const SpawnOptions& o) {
   return ids;
 }
 
-}  // namespace
+ParallelEnv spawn_child_env(int rank, const std::vector<int>& devices, int port, const std::string& job_id) {
+  ParallelEnv c;
+  c.source = "crew";
+  c.rank = rank;
+  c.world_size = static_cast<int>(devices.size());
+  c.local_rank = rank;
+  c.local_world_size = c.world_size;
+  c.device_id = devices.at(static_cast<size_t>(rank));
+  c.master_addr = "127.0.0.1";
+  c.master_port = port;
+  c.job_id = job_id;
+  c.trainer_endpoints = nominal_endpoints({c.master_addr}, {c.world_size}, port);
+  return c;
+}
 
 struct SpawnContext::State {
   std::unique_ptr<SpawnStoreServer> store;
@@ -245,7 +260,7 @@ void check_spawnable(detail::SpawnEntry entry, void* fn) {
 // Everything but the store's port, which start_spawn fills in.
 SpawnPlan make_plan(const SpawnOptions& o, detail::SpawnEntry entry, void* fn) {
   SpawnPlan plan;
-  plan.devices = choose_devices(o);
+  plan.devices = spawn_devices(o);
   const int n = static_cast<int>(plan.devices.size());
   plan.base_env = current_environment();
   plan.argv = self_argv();
@@ -258,18 +273,7 @@ SpawnPlan make_plan(const SpawnOptions& o, detail::SpawnEntry entry, void* fn) {
 
 // Child `rank` of a one-node job whose store the parent serves.
 ParallelEnv child_parallel_env(const SpawnPlan& plan, int rank) {
-  ParallelEnv c;
-  c.source = "crew";
-  c.rank = rank;
-  c.world_size = static_cast<int>(plan.devices.size());
-  c.local_rank = rank;
-  c.local_world_size = c.world_size;
-  c.device_id = plan.devices[static_cast<size_t>(rank)];
-  c.master_addr = "127.0.0.1";
-  c.master_port = plan.store_port;
-  c.job_id = plan.job_id;
-  c.trainer_endpoints = nominal_endpoints({c.master_addr}, {c.world_size}, plan.store_port);
-  return c;  // no job token: an enclosing job's secret is not this store's
+  return spawn_child_env(rank, plan.devices, plan.store_port, plan.job_id);
 }
 
 std::vector<std::string> child_environment(const SpawnPlan& plan, int rank, int fd) {

@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "crew/core/parallel_env.h"
 #include "crew/distributed/spawn/spawn_codec.h"
 
 namespace crew::dist {
@@ -127,5 +128,13 @@ SpawnContext spawn(R (*fn)(P...), T&&... rest) {
 
 // True in a process started by spawn (while fn runs).
 bool is_spawned_child();
+
+// The device ids of spawn's children: options.devices parsed (ValueError naming a bad,
+// missing or repeated id, or an nprocs that disagrees), else nprocs (-1: one per usable
+// core). Also the rule of the Python package's spawn.
+std::vector<int> spawn_devices(const SpawnOptions& options);
+// The parallel environment of child `rank` of a one-host job whose store listens at
+// 127.0.0.1:port (no job token: an enclosing job's secret is not this store's).
+ParallelEnv spawn_child_env(int rank, const std::vector<int>& devices, int port, const std::string& job_id);
 
 }  // namespace crew::dist

@@ -57,23 +57,12 @@ def _usable_cores():
 
 
 def _devices(nprocs, gpus):
-    if gpus is None or str(gpus).strip() == "":
-        n = _usable_cores() if nprocs in (None, -1) else nprocs
-        if not isinstance(n, int) or n < 1:
-            raise ValueError(f"spawn: nprocs must be >= 1 or -1, got {nprocs!r}")
-        return list(range(n))
-    ids = []
-    for item in str(gpus).split(","):
-        item = item.strip()
-        if not item.isdigit():
-            raise ValueError(f"spawn: gpus='{gpus}': '{item}' is not a device id")
-        if int(item) in ids:
-            raise ValueError(f"spawn: gpus='{gpus}': device {item} is listed twice")
-        ids.append(int(item))
-    if nprocs not in (None, -1) and nprocs != len(ids):
-        raise ValueError(f"spawn: the number of selected devices ({len(ids)}) is not equal to "
-                         f"the number of spawn processes ({nprocs})")
-    return ids
+    """crew::dist::spawn's rule: the ids in gpus, else nprocs (-1: one per usable core)."""
+    if nprocs is None:
+        nprocs = -1
+    if not isinstance(nprocs, int):
+        raise ValueError(f"spawn: nprocs must be >= 1 or -1, got {nprocs!r}")
+    return _C.dist.spawn_devices(nprocs, "" if gpus is None else str(gpus).replace(" ", ""))
 
 
 def _free_port():
