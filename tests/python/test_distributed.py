@@ -143,3 +143,8 @@ def test_parallel_env_reads_paddles_variables(monkeypatch):
     env = dist.ParallelEnv()
     assert (env.rank, env.world_size, env.nranks) == (1, 4, 4)
     assert dist.get_rank() == 1
+
+
+def test_new_group_before_init_raises_paddles_assertion():
+    with pytest.raises(AssertionError, match="Call paddle.distributed.init_parallel_env first"):
+        dist.new_group([0])

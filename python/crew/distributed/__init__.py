@@ -57,10 +57,8 @@ def init_parallel_env(backend="auto"):
 
 
 def new_group(ranks=None, backend=None, timeout=None):
-    """A group of the given global ranks (every rank calls it, in the same order)."""
-    if not is_initialized():
-        raise AssertionError("Call paddle.distributed.init_parallel_env first to initialize "
-                             "the distributed environment.")
+    """A group of the given global ranks (every rank calls it, in the same order).
+    Before init_parallel_env: Paddle's AssertionError (raised by crew._C)."""
     return _d.new_group(list(ranks or []), backend or "")
 
 
