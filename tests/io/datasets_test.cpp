@@ -149,6 +149,27 @@ TEST(Cifar10, ReadsBatchFilesAndTarGz) {
   EXPECT_EQ(Cifar10({.mode = "test", .data_dir = arch.file("cifar-10-binary.tar.gz")}).size(), 2);
 }
 
+TEST(Cifar10, FromArraysMatchesTheBinaryRecords) {
+  Bytes recs = testing::cifar_records(4, 3);  // labels 4, 5, 6
+  std::vector<uint8_t> images;
+  std::vector<int64_t> labels;
+  for (size_t r = 0; r < 3; ++r) {
+    labels.push_back(recs[r * Cifar10::kRecordBytes]);
+    images.insert(images.end(), recs.begin() + static_cast<long>(r * Cifar10::kRecordBytes + 1),
+                  recs.begin() + static_cast<long>((r + 1) * Cifar10::kRecordBytes));
+  }
+  Cifar10 ds = Cifar10::from_arrays(images, labels, "arrays", {.mode = "test"});
+  ASSERT_EQ(ds.size(), 3);
+  Sample s = ds.get(1);
+  EXPECT_EQ(s[1].item(), 5);
+  EXPECT_EQ(s[0].data<uint8_t>()[(2 * 32 + 5) * 3 + 1], (5 + 50 + 2 * 32 + 5) % 256);
+  EXPECT_EQ(ds.source(), "arrays");
+  labels[2] = 10;
+  EXPECT_THROW(Cifar10::from_arrays(images, labels, "arrays"), ValueError);
+  images.pop_back();
+  EXPECT_THROW(Cifar10::from_arrays(images, {4, 5, 6}, "arrays"), ValueError);
+}
+
 TEST(Cifar10, MissingTruncatedAndCorrupt) {
   TempDir dir;
   expect_io_error([&] { Cifar10({.data_dir = dir.path()}); },

@@ -75,6 +75,25 @@ Cifar10 Cifar10::from_archive_bytes(std::vector<uint8_t> archive, const std::str
   return out;
 }
 
+Cifar10 Cifar10::from_arrays(std::vector<uint8_t> images, const std::vector<int64_t>& labels, const std::string& what,
+                             Cifar10Options options) {
+  CREW_CHECK(options.mode == "train" || options.mode == "test", "Cifar10: mode must be \"train\" or \"test\", got \"",
+             options.mode, "\"");
+  constexpr size_t kImageBytes = kRecordBytes - 1;
+  CREW_CHECK(images.size() == labels.size() * kImageBytes, "Cifar10: ", what, ": ", images.size(),
+             " image bytes for ", labels.size(), " labels; expected ", kImageBytes, " bytes per label");
+  Cifar10 out(std::move(options), FromBytes{});
+  out.source_ = what;
+  out.labels_.reserve(labels.size());
+  for (size_t i = 0; i < labels.size(); ++i) {
+    CREW_CHECK(labels[i] >= 0 && labels[i] < 10, "Cifar10: ", what, ": label ", labels[i], " of image ", i,
+               " is not a class in 0..9");
+    out.labels_.push_back(static_cast<uint8_t>(labels[i]));
+  }
+  out.images_ = std::move(images);
+  return out;
+}
+
 void Cifar10::read_archive(std::vector<uint8_t> raw, const std::string& archive) {
   const std::vector<std::string> names = batch_names(options_.mode);
   std::vector<uint8_t> tar = is_gzip(raw) ? gunzip(raw, archive) : std::move(raw);

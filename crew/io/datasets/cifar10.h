@@ -31,6 +31,12 @@ class Cifar10 : public Dataset {
   // ignored); `what` names the archive in errors and source().
   static Cifar10 from_archive_bytes(std::vector<uint8_t> archive, const std::string& what,
                                     Cifar10Options options = {});
+  // Decoded records: images size() * 3072 bytes (R, G, B planes of 32x32 per image, as in
+  // both archives) and labels in 0..9, e.g. from the Python-version archive
+  // (cifar-10-python.tar.gz), which python/crew unpickles. ValueError on a size mismatch or
+  // a label out of range; `what` names the source in errors and source().
+  static Cifar10 from_arrays(std::vector<uint8_t> images, const std::vector<int64_t>& labels,
+                             const std::string& what, Cifar10Options options = {});
   int64_t size() const override { return static_cast<int64_t>(labels_.size()); }
   Sample get(int64_t index) const override;
   // Where the records came from (a directory or the archive).
