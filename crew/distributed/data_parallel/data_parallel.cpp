@@ -106,8 +106,12 @@ void DataParallel::broadcast_state() {
 
 Tensor DataParallel::forward(const Tensor& x) {
   Tensor out = layer_->forward(x);
-  if (reducer_ && grad_need_sync_ && is_grad_enabled()) reducer_->prepare_for_backward({out});
+  prepare_for_backward({out});
   return out;
+}
+
+void DataParallel::prepare_for_backward(const std::vector<Tensor>& outputs) {
+  if (reducer_ && grad_need_sync_ && is_grad_enabled()) reducer_->prepare_for_backward(outputs);
 }
 
 void DataParallel::check_peers_running() {

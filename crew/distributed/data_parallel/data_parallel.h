@@ -65,6 +65,16 @@ class DataParallel : public nn::Layer {
     bool previous_;
   };
   NoSyncGuard no_sync() { return NoSyncGuard(*this); }
+  // The flag no_sync() clears, for bindings whose scope is not a C++ block (Python's
+  // `with model.no_sync():`).
+  bool grad_need_sync() const { return grad_need_sync_; }
+  void set_grad_need_sync(bool sync) { grad_need_sync_ = sync; }
+
+  // What forward() does after running the wrapped layer: arms the reducer for the backward
+  // of `outputs`. For callers that run the wrapped computation themselves (the Python
+  // DataParallel, whose layer's forward is Python). No-op in a world of one process, under
+  // no_sync, or with gradients disabled.
+  void prepare_for_backward(const std::vector<Tensor>& outputs);
 
   // The wrapped layer's, without a prefix.
   std::vector<Tensor> parameters(bool include_sublayers = true) const override {
