@@ -23,3 +23,4 @@ int64 = dtype.int64
 uint8 = dtype.uint8
 
 from . import nn, optimizer, io, vision, distributed  # noqa: E402
+from .parallel import DataParallel  # noqa: E402

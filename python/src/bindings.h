@@ -20,6 +20,7 @@ void bind_io(py::module_& m);           // io.cpp: Dataset (subclassable), sampl
 void bind_vision(py::module_& m);       // vision.cpp: datasets, transforms
 void bind_distributed(py::module_& m);  // distributed.cpp: init, groups, tensor collectives
 void bind_distributed_objects(py::module_& dist);  // distributed_objects.cpp: objects, env
+void bind_data_parallel(py::module_& m);  // data_parallel.cpp: DataParallel for a Python layer
 
 // State dicts between Python (dict of name -> Tensor) and C++ (serialize.cpp).
 StateDict state_dict_from_py(py::handle obj, const char* op);

@@ -13,4 +13,5 @@ PYBIND11_MODULE(_C, m) {
   crew::python::bind_io(m);
   crew::python::bind_vision(m);
   crew::python::bind_distributed(m);
+  crew::python::bind_data_parallel(m);
 }
