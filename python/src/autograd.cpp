@@ -27,9 +27,9 @@ int64_t norm_axis(int64_t axis, int64_t dim, const char* op) {
 }
 
 Tensor reduce(const Tensor& x, py::object axis, bool keepdim, bool mean, const char* op) {
-  if (axis.is_none()) {
+  if (axis.is_none()) {  // shape [1], as Paddle 2.4 (the seed's version) reduces to
     py::gil_scoped_release nogil;
-    return mean ? crew::mean(x) : crew::sum(x);
+    return reshape(mean ? crew::mean(x) : crew::sum(x), {1});
   }
   const int64_t a = norm_axis(axis.cast<int64_t>(), x.dim(), op);
   py::gil_scoped_release nogil;

@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
+#include "crew/autograd/ops.h"
 #include "crew/nn/models/my_net.h"
 #include "crew/nn/nn.h"
 
@@ -97,6 +98,12 @@ void bind_layers(py::module_& n) {
            py::arg("image_size") = 28);
 }
 
+// Paddle 2.4 (the seed's version) gives reduced losses shape [1]: the seed prints
+// "loss is: [2.4006782]".
+Tensor as_paddle_loss(Tensor loss, F::Reduction r) {
+  return r == F::Reduction::NONE ? loss : reshape(loss, {1});
+}
+
 F::Reduction reduction(const std::string& r) {
   if (r == "mean") return F::Reduction::MEAN;
   if (r == "sum") return F::Reduction::SUM;
@@ -117,12 +124,12 @@ void bind_functional(py::module_& n) {
   f.def("cross_entropy", [](const Tensor& logits, const Tensor& labels, const std::string& r) {
           const F::Reduction red = reduction(r);
           py::gil_scoped_release nogil;
-          return F::cross_entropy(logits, labels, red);
+          return as_paddle_loss(F::cross_entropy(logits, labels, red), red);
         }, py::arg("input"), py::arg("label"), py::arg("reduction") = "mean");
   f.def("mse_loss", [](const Tensor& input, const Tensor& target, const std::string& r) {
           const F::Reduction red = reduction(r);
           py::gil_scoped_release nogil;
-          return F::mse_loss(input, target, red);
+          return as_paddle_loss(F::mse_loss(input, target, red), red);
         }, py::arg("input"), py::arg("label"), py::arg("reduction") = "mean");
   f.def("accuracy", &F::accuracy, py::arg("input"), py::arg("label"), py::arg("k") = 1, Release());
 }
