@@ -1,4 +1,5 @@
 """Functions the spawn tests start in child processes (spawn needs them importable)."""
+import json
 import os
 import time
 
@@ -30,3 +31,34 @@ def rank1_raises_rank0_sleeps(pid_dir):
         time.sleep(0.5)
         raise ValueError("bad value 42 on rank 1")
     time.sleep(60)
+
+
+def data_parallel_grads(out_dir):
+    """Rank r feeds r + 1: after backward every rank holds the average gradient; under
+    no_sync the local one."""
+    dist.init_parallel_env()
+    rank = dist.get_rank()
+
+    class Net(crew.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = crew.nn.Linear(3, 2)
+            self.scale = self.create_parameter([2])
+
+        def forward(self, x):
+            return self.fc(x) * self.scale
+
+    net = Net()
+    np.copyto(net.scale.numpy(), np.array([1.0, 2.0], np.float32) * (rank + 1))  # rank 0's wins
+    model = crew.DataParallel(net, comm_buffer_size=1)
+    x = crew.to_tensor(np.full([4, 3], float(rank + 1), np.float32))
+    crew.sum(model(x)).backward()
+    synced = net.fc.weight.grad.numpy().copy()
+    for p in net.parameters():
+        p.clear_grad()
+    with model.no_sync():
+        crew.sum(model(x)).backward()
+    local = net.fc.weight.grad.numpy().copy()
+    with open(os.path.join(out_dir, f"rank{rank}"), "w") as f:
+        json.dump({"scale": net.scale.numpy().tolist(), "synced": synced.tolist(),
+                   "local": local.tolist(), "keys": sorted(model.state_dict())}, f)
