@@ -1,8 +1,10 @@
 """crew.nn: Paddle's paddle.nn (Layer, the built-in layers, functional)."""
 from . import functional
 from .layer import Layer
+from .._C.optimizer import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from .layers import (AvgPool2D, BatchNorm2D, Conv2D, Dropout, Flatten, GELU, Linear, MaxPool2D,
                      ReLU, Sequential, Sigmoid, Softmax, Tanh)
 
 __all__ = ["Layer", "functional", "Conv2D", "Linear", "MaxPool2D", "AvgPool2D", "BatchNorm2D",
-           "Dropout", "Flatten", "ReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "Sequential"]
+           "Dropout", "Flatten", "ReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "Sequential",
+           "ClipGradByGlobalNorm", "ClipGradByNorm", "ClipGradByValue"]
