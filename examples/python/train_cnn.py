@@ -11,7 +11,8 @@
 # Options beyond the seed's program (for tests and benchmarks): --epochs, --max-steps,
 # --num-workers, --init (safetensors weights, train_cnn's keys), --losses FILE (one loss per
 # line, rank 0), --data-file. After each epoch rank 0 prints "epoch E: N images/s" (all
-# ranks' images over the epoch's wall time, as bin/train_cnn counts them).
+# ranks' images over the epoch's wall time, as bin/train_cnn counts them), at the end the
+# test split's accuracy.
 import argparse
 import os
 import time
@@ -89,14 +90,25 @@ def train(model, opt, train_loader, args):
         losses.close()
 
 
-def dataset(args, transform):
+def evaluate(model, test_set):
+    """Accuracy over the test split (the seed's commented-out valid_loader), on rank 0."""
+    model.eval()
+    correct = 0
+    with paddle.no_grad():
+        for x, y in DataLoader(test_set, batch_size=256, num_workers=2):
+            pred = paddle.argmax(model(x), axis=1)
+            correct += int((pred.numpy() == y.numpy()).sum())
+    return correct / len(test_set)
+
+
+def dataset(args, transform, mode='train'):
     try:
-        return paddle.vision.datasets.Cifar10(data_file=args.data_file, mode='train', download=True,
+        return paddle.vision.datasets.Cifar10(data_file=args.data_file, mode=mode, download=True,
                                               transform=transform), 3, 32
     except OSError:
         if args.data_file:
             raise
-        return paddle.vision.datasets.FashionMNIST(mode='train', transform=transform), 1, 28
+        return paddle.vision.datasets.FashionMNIST(mode=mode, transform=transform), 1, 28
 
 
 if __name__ == '__main__':
@@ -125,3 +137,5 @@ if __name__ == '__main__':
     learning_rate = 0.001
     opt = paddle.optimizer.Adam(learning_rate=learning_rate, parameters=model.parameters())
     train(model, opt, train_loader, args)
+    if dist.get_rank() == 0:
+        print("test accuracy: {:.4f}".format(evaluate(model, dataset(args, transform, 'test')[0])))

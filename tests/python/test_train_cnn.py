@@ -74,6 +74,8 @@ def test_the_seeds_program_prints_the_seeds_lines_under_launch(tmp_path):
     assert re.search(r"epoch: 0, batch_id: 0, loss is: \[\d\.\d+\]\n", r.stdout), r.stdout
     lines = r.stdout.splitlines()
     assert any(l.startswith("epoch 0: ") and l.endswith(" images/s") for l in lines), r.stdout
+    accuracy = float(re.search(r"test accuracy: (0\.\d+)", r.stdout).group(1))
+    assert accuracy > 0.3  # 40 steps of 2 x 32 images: well above chance (0.1)
     log0 = (tmp_path / "log" / "workerlog.0").read_text()
     assert "it/s]" in log0 or "s/it]" in log0  # tqdm's bar over the epochs
     assert "loss is: [" in (tmp_path / "log" / "workerlog.1").read_text()  # rank 1 trained too
