@@ -31,6 +31,7 @@ struct LaunchCommandLine {
   std::string grace = "5s";
   std::string restart_backoff = "1s";
   std::string rendezvous_timeout = "5m";
+  std::string node_timeout = "30s";
   std::string log_ranks = "0";
   std::string cpu_affinity = "on";
   std::string worker_stdio = "tty";
@@ -86,6 +87,8 @@ void add_options(CLI::App& app, LaunchCommandLine& c) {
       app.add_option("--grace_period", c.grace, "SIGTERM-to-SIGKILL grace for stopping workers");
   opts["rendezvous_timeout"] =
       app.add_option("--rendezvous_timeout", c.rendezvous_timeout, "how long nodes wait for each other");
+  opts["node_timeout"] = app.add_option("--node_timeout", c.node_timeout,
+                                        "how long a node may send no heartbeat before the job counts it as lost");
   opts["cpu_affinity"] =
       app.add_option("--cpu_affinity", c.cpu_affinity, "pin CPU workers to their share of the cores: on/off");
   opts["worker_stdio"] = app.add_option(
@@ -239,6 +242,7 @@ void finish_options(const CLI::App& app, int argc, char** argv, int program_at, 
   o.grace_period = env::parse_duration(c.grace, "--grace_period");
   o.restart_backoff = env::parse_duration(c.restart_backoff, "--restart_backoff");
   o.rendezvous_timeout = env::parse_duration(c.rendezvous_timeout, "--rendezvous_timeout");
+  o.node_timeout = env::parse_duration(c.node_timeout, "--node_timeout");
   if (c.cpu_affinity != "on" && c.cpu_affinity != "off") {
     throw ValueError("--cpu_affinity='" + c.cpu_affinity + "': expected 'on' or 'off'");
   }

@@ -29,7 +29,6 @@ namespace {
 
 constexpr int kLogTailLines = 40;
 constexpr std::chrono::milliseconds kStoreTimeout{std::chrono::seconds(30)};
-constexpr std::chrono::milliseconds kSilentNodeTimeout{std::chrono::seconds(30)};
 constexpr const char* kDashes = "--------------------------------------------------";
 
 void make_dirs(const std::string& path) {
@@ -123,6 +122,7 @@ JobLayout job_layout(const Job& job, const Membership& m, int generation) {
   layout.token = job.token;
   layout.master_host = job.master_host;
   layout.master_port = job.master_port;
+  layout.node_host = job.node_host;
   layout.nnodes = job.options.nnodes;
   layout.node_rank = node_rank_of(job.options);
   layout.world_size = m.world_size;
@@ -193,7 +193,8 @@ void start_pod(const Job& job, Pod& pod, const Membership& m) {
 // (or fell silent, or node 0's store is gone), which stops this node's pod too.
 class PeerWatch {
  public:
-  PeerWatch(NodeRendezvous& rdzv, int nnodes) : rdzv_(rdzv), multi_node_(nnodes > 1) {}
+  PeerWatch(NodeRendezvous& rdzv, const Membership& m, std::chrono::milliseconds node_timeout)
+      : rdzv_(rdzv), nodes_(m.nodes), multi_node_(m.nodes.size() > 1), node_timeout_(node_timeout) {}
 
   // True once the job failed elsewhere; failure() then says how.
   bool failed() {
@@ -202,10 +203,7 @@ class PeerWatch {
       if (since_beat_.elapsed() > std::chrono::milliseconds(500)) {
         since_beat_.reset();
         rdzv_.heartbeat();
-        for (int r : rdzv_.silent_nodes(kSilentNodeTimeout)) {
-          rdzv_.mark_failed(
-              1, str_cat("node ", r, " stopped responding for ", kSilentNodeTimeout.count(), " ms"));
-        }
+        for (int r : rdzv_.silent_nodes(node_timeout_)) rdzv_.mark_failed(1, lost_node(r));
       }
       if (auto f = rdzv_.failure()) failure_ = *f;
     } catch (const Error& e) {
@@ -216,8 +214,20 @@ class PeerWatch {
   const std::optional<NodeFailure>& failure() const { return failure_; }
 
  private:
+  // "node 1 (host 10.0.0.2, ranks 2-3) sent no heartbeat for 30000 ms (--node_timeout): ..."
+  std::string lost_node(int r) const {
+    int first = 0;
+    for (int k = 0; k < r && k < static_cast<int>(nodes_.size()); ++k) first += nodes_[static_cast<size_t>(k)].nproc;
+    const NodeInfo& n = nodes_.at(static_cast<size_t>(r));
+    const std::string ranks = n.nproc == 1 ? str_cat("rank ", first) : str_cat("ranks ", first, "-", first + n.nproc - 1);
+    return str_cat("node ", r, " (host ", n.host, ", ", ranks, ") sent no heartbeat for ",
+                   node_timeout_.count(), " ms (--node_timeout): its launcher died, or the network to it is down");
+  }
+
   NodeRendezvous& rdzv_;
+  std::vector<NodeInfo> nodes_;
   bool multi_node_;
+  std::chrono::milliseconds node_timeout_;
   Stopwatch since_beat_;
   std::optional<NodeFailure> failure_;
 };
@@ -271,6 +281,23 @@ struct GenerationEnd {
   std::string reason;  // failed: what failed, for the final summary
 };
 
+// While a multi-node pod runs, a store call to node 0 that takes longer than --node_timeout
+// means node 0, or the network to it, is gone: the other nodes must notice that as fast as
+// node 0 notices a silent node (the rendezvous itself waits up to --rendezvous_timeout).
+class WatchTimeoutScope {
+ public:
+  WatchTimeoutScope(dist::Store& store, const LaunchOptions& o) : store_(store), previous_(store.timeout()) {
+    if (o.nnodes > 1) store_.set_timeout(o.node_timeout);
+  }
+  ~WatchTimeoutScope() { store_.set_timeout(previous_); }
+  WatchTimeoutScope(const WatchTimeoutScope&) = delete;
+  WatchTimeoutScope& operator=(const WatchTimeoutScope&) = delete;
+
+ private:
+  dist::Store& store_;
+  std::chrono::milliseconds previous_;
+};
+
 // Runs one generation and stops its workers.
 GenerationEnd run_generation(Job& job, int generation, SignalPipe& signals) {
   const LaunchOptions& o = job.options;
@@ -279,7 +306,8 @@ GenerationEnd run_generation(Job& job, int generation, SignalPipe& signals) {
                                  [&] { return signals.drain() != 0; });
   Pod pod(pod_spec(job, m, generation), job.reaper.get());
   start_pod(job, pod, m);
-  PeerWatch peers(rdzv, o.nnodes);
+  WatchTimeoutScope watch_timeout(job.store->store(), o);
+  PeerWatch peers(rdzv, m, o.node_timeout);
   const PodOutcome out = pod.watch(signals, [&] { return peers.failed(); });
   GenerationEnd end;
   switch (out.state) {

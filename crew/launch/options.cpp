@@ -152,6 +152,7 @@ std::vector<std::string> apply_environment(LaunchOptions* o, const std::set<std:
     o->restart_backoff = env::parse_duration(*v, "CREW_LAUNCH_RESTART_BACKOFF");
   if (auto v = lookup("grace_period", {}))
     o->grace_period = env::parse_duration(*v, "CREW_LAUNCH_GRACE_PERIOD");
+  if (auto v = lookup("node_timeout", {})) o->node_timeout = env::parse_duration(*v, "CREW_LAUNCH_NODE_TIMEOUT");
   // The token is a secret: used, never echoed. Inside a worker CREW_JOB_TOKEN is the parent
   // job's, which a nested launch (a job of its own) does not use.
   if (!given.count("token")) {
@@ -174,6 +175,8 @@ void validate(const LaunchOptions& o) {
              o.nproc_per_node);
   CREW_CHECK(o.max_restart >= 0, "--max_restart must be >= 0, got ", o.max_restart);
   CREW_CHECK(o.grace_period.count() >= 0, "--grace_period must not be negative");
+  CREW_CHECK(o.node_timeout.count() >= 1000, "--node_timeout must be at least 1s (heartbeats are 500 ms apart), got ",
+             o.node_timeout.count(), " ms");
   CREW_CHECK(o.restart_backoff.count() >= 0, "--restart_backoff must not be negative, got ",
              o.restart_backoff.count(), " ms");
   CREW_CHECK(!o.log_dir.empty(), "--log_dir must not be empty");
@@ -215,6 +218,7 @@ std::vector<std::pair<std::string, std::string>> describe(const LaunchOptions& o
       {"max_restart", std::to_string(o.max_restart)},
       {"restart_backoff", str_cat(o.restart_backoff.count(), "ms")},
       {"grace_period", str_cat(o.grace_period.count(), "ms")},
+      {"node_timeout", str_cat(o.node_timeout.count(), "ms")},
       {"cpu_affinity", o.cpu_affinity ? "on" : "off"},
       {"worker_stdio", o.worker_tty ? "tty" : "pipe"},
       {"run_mode", "collective"},

@@ -28,6 +28,7 @@ struct LaunchOptions {
   static constexpr int kDefaultMaxRestart = 0;
   static constexpr std::chrono::milliseconds kDefaultGracePeriod{std::chrono::seconds(5)};
   static constexpr std::chrono::milliseconds kDefaultRendezvousTimeout{std::chrono::minutes(5)};
+  static constexpr std::chrono::milliseconds kDefaultNodeTimeout{std::chrono::seconds(30)};
   static constexpr std::chrono::milliseconds kDefaultRestartBackoff{std::chrono::seconds(1)};
 
   std::string program;  // the training program (a binary or script)
@@ -50,6 +51,9 @@ struct LaunchOptions {
   bool worker_tty = true;    // --worker_stdio tty: each worker's stdout/stderr is a pseudo-terminal
   std::string host;          // this node's address for other nodes ("" = detect)
   std::chrono::milliseconds rendezvous_timeout = kDefaultRendezvousTimeout;
+  // A node whose launcher sends no heartbeat (every 500 ms) for this long is lost: the job fails
+  // (or restarts), naming it.
+  std::chrono::milliseconds node_timeout = kDefaultNodeTimeout;
 };
 
 // Applies the environment forms of the options not named in `given_on_command_line` (option

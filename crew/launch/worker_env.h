@@ -16,6 +16,9 @@ struct JobLayout {
   std::string token;        // CREW_JOB_TOKEN ("" = none)
   std::string master_host;  // the store the launcher hosts
   int master_port = 0;
+  // This node's address as the other nodes reach it (--host, else the one routing to the
+  // master); multi-node workers get it as CREW_HOST, the address Gloo binds.
+  std::string node_host;
   int nnodes = 1;
   int node_rank = 0;
   int world_size = 1;
@@ -29,8 +32,8 @@ struct JobLayout {
 // The parallel environment of the worker in `slot`.
 ParallelEnv worker_parallel_env(const JobLayout& job, const WorkerSlot& slot, int local_world_size);
 
-// `base` plus worker_parallel_env(...).to_env(), CREW_STORE_HOSTED=1, PADDLE_LOG_DIR and
-// CREW_NUM_THREADS / OMP_NUM_THREADS unless already set.
+// `base` plus worker_parallel_env(...).to_env(), CREW_STORE_HOSTED=1, PADDLE_LOG_DIR and,
+// unless already set, CREW_NUM_THREADS / OMP_NUM_THREADS and (on several nodes) CREW_HOST.
 std::vector<std::string> worker_environment(const std::vector<std::string>& base, const JobLayout& job,
                                             const WorkerSlot& slot, int local_world_size);
 

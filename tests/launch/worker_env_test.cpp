@@ -84,6 +84,17 @@ TEST(WorkerEnv, ParallelVariablesAreToEnvsAndTheLauncherAddsItsOwn) {
   EXPECT_EQ(mine.at("CREW_NUM_THREADS"), "3");
 }
 
+TEST(WorkerEnv, MultiNodeWorkersBindGlooToTheNodesAnnouncedAddress) {
+  JobLayout job = two_node_layout();
+  job.node_host = "10.0.0.2";
+  EXPECT_EQ(as_map(worker_environment({}, job, second_slot(), 2)).at("CREW_HOST"), "10.0.0.2");
+  EXPECT_EQ(as_map(worker_environment({"CREW_HOST=192.168.1.5"}, job, second_slot(), 2)).at("CREW_HOST"),
+            "192.168.1.5")
+      << "the user's choice wins";
+  job.nnodes = 1;
+  EXPECT_EQ(as_map(worker_environment({}, job, second_slot(), 2)).count("CREW_HOST"), 0u) << "one node: shm/loopback";
+}
+
 TEST(WorkerEnv, AnOuterJobsTokenDoesNotReachTheWorkers) {
   JobLayout job = two_node_layout();
   job.token.clear();
