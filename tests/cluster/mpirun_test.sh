@@ -3,7 +3,7 @@
 # loopback at a port derived from the Open MPI job id (crew/core/scheduler_master.h).
 # Usage: mpirun_test.sh BIN_DIR. Exit 77 (skipped) without mpirun.
 set -uo pipefail
-bin=$1
+bin=$(cd "$1" && pwd)
 command -v mpirun >/dev/null || { echo "mpirun not installed (Debian's openmpi-bin): skipped"; exit 77; }
 mpi=(mpirun --oversubscribe)
 [ "$(id -u)" -eq 0 ] && mpi+=(--allow-run-as-root)
@@ -14,6 +14,16 @@ rc=$?
 [ $rc -eq 0 ] || fail "mpirun -np 3 all_gather_object exited $rc: $out"
 want="[{'foo': [1, 2, 3]}, {'bar': [4, 5, 6]}, {'bar': [4, 5, 6]}]"
 [ "$(grep -cF "$want" <<<"$out")" -eq 3 ] || fail "expected 3 lines '$want', got: $out"
+
+# The main job's program, data-parallel over the two MPI ranks (needs Fashion-MNIST).
+if [ -d /usr/share/datasets/fashion-mnist ]; then
+  out=$(cd "$(mktemp -d)" && env -u MASTER_ADDR -u MASTER_PORT -u CREW_MASTER timeout 180 "${mpi[@]}" -np 2 \
+    "$bin/train_cnn" --epochs 1 --max-steps 20 --test-samples 200 --num-workers 1 2>&1)
+  rc=$?
+  [ $rc -eq 0 ] || fail "mpirun -np 2 train_cnn exited $rc: $out"
+  grep -q "train_cnn: fashion-mnist, 2 ranks" <<<"$out" || fail "train_cnn did not run on 2 ranks: $out"
+  grep -q "^done: 1 epochs" <<<"$out" || fail "train_cnn did not finish: $out"
+fi
 
 # A rank that dies: mpirun exits non-zero and the surviving rank (waiting in init) does not hang.
 out=$(timeout 120 "${mpi[@]}" -np 2 sh -c \

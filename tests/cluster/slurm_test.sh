@@ -4,7 +4,7 @@
 # and scancel of a batch job running `crew launch` leaves no worker behind.
 # Usage: slurm_test.sh BIN_DIR SOURCE_DIR. Exit 77 (skipped) without root or slurm-wlm.
 set -uo pipefail
-bin=$1
+bin=$(cd "$1" && pwd)
 src=$2
 [ "$(id -u)" -eq 0 ] || { echo "needs root (slurmd): skipped"; exit 77; }
 for c in slurmctld slurmd munged srun sbatch scancel; do
@@ -23,10 +23,33 @@ rc=$?
 want="[{'foo': [1, 2, 3]}, {'bar': [4, 5, 6]}, {'bar': [4, 5, 6]}]"
 [ "$(grep -cF "$want" <<<"$out")" -eq 3 ] || fail "expected 3 lines '$want', got: $out"
 
+# The main job's program under srun alone: two tasks train data-parallel (needs Fashion-MNIST).
+if [ -d /usr/share/datasets/fashion-mnist ]; then
+  out=$(cd "$dir" && timeout 180 srun -n 2 --overcommit "$bin/train_cnn" --epochs 1 --max-steps 20 \
+    --test-samples 200 --num-workers 1 2>&1)
+  rc=$?
+  [ $rc -eq 0 ] || fail "srun -n 2 train_cnn exited $rc: $out"
+  grep -q "train_cnn: fashion-mnist, 2 ranks" <<<"$out" || fail "train_cnn did not run on 2 ranks: $out"
+  grep -q "^done: 1 epochs" <<<"$out" || fail "train_cnn did not finish: $out"
+  echo "ok: srun -n 2 train_cnn"
+fi
+
 out=$(timeout 120 srun -n 2 --kill-on-bad-exit=1 sh -c \
   '[ "$SLURM_PROCID" = 1 ] && exit 3; exec "$0"' "$bin/all_gather_object" 2>&1)
 rc=$?
 [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "a dead rank: srun exited $rc (want non-zero, not the timeout): $out"
+
+# The sbatch recipe users copy (examples/slurm/train_cnn.sbatch), on this one node: one crew
+# launch per node, checkpoints, --max_restart.
+if [ -d /usr/share/datasets/fashion-mnist ]; then
+  job=$(cd "$dir" && CREW_BIN_DIR=$bin DEVICES=0,1 sbatch --parsable --nodes=1 --wait -o "$dir/recipe.out" \
+    "$src/examples/slurm/train_cnn.sbatch" --epochs 1 --max-steps 20 --test-samples 200 --num-workers 1)
+  rc=$?
+  [ $rc -eq 0 ] || fail "the sbatch recipe (job $job) exited $rc: $(cat "$dir/recipe.out")"
+  grep -q "^done: 1 epochs" "$dir/recipe.out" || fail "the sbatch recipe did not train: $(cat "$dir/recipe.out")"
+  ls "$dir/ckpt-$job" | grep -q step- || fail "the sbatch recipe wrote no checkpoint in $dir/ckpt-$job"
+  echo "ok: the sbatch recipe"
+fi
 
 marker=$((300 + RANDOM % 600))
 job=$(sbatch --parsable -o "$dir/batch.out" --wrap "exec $bin/crew launch --devices=0,1 /bin/sleep $marker") ||
