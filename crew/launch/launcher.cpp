@@ -22,6 +22,7 @@
 #include "crew/launch/node_address.h"
 #include "crew/launch/node_rendezvous.h"
 #include "crew/launch/pod.h"
+#include "crew/launch/rejoin.h"
 #include "crew/launch/worker_env.h"
 
 namespace crew::launch {
@@ -301,6 +302,7 @@ class WatchTimeoutScope {
 // Runs one generation and stops its workers.
 GenerationEnd run_generation(Job& job, int generation, SignalPipe& signals) {
   const LaunchOptions& o = job.options;
+  if (o.nnodes > 1 && node_rank_of(o) == 0) publish_generation(job.store->store(), o.job_id, generation);
   NodeRendezvous rdzv(job.store->store(), o.job_id, generation, o.nnodes, node_rank_of(o));
   const Membership m = rdzv.join(job.node_host, static_cast<int>(job.slots.size()), o.rendezvous_timeout,
                                  [&] { return signals.drain() != 0; });
@@ -348,9 +350,26 @@ int restart_backoff(std::chrono::milliseconds backoff, SignalPipe& signals) {
 std::string restarts_text(int n) { return str_cat(n, n == 1 ? " restart" : " restarts"); }
 
 // Runs generations until one completes, is interrupted, or fails with no restart left.
+// The generation this launcher starts at: 0, or where a running job is when this node's
+// launcher comes back (rejoin.h; only with restarts to spare, never node 0). -1: none left.
+int first_generation(Job& job) {
+  const LaunchOptions& o = job.options;
+  if (o.nnodes == 1 || node_rank_of(o) == 0 || o.max_restart == 0) return 0;
+  const JoinPoint p = rejoin_generation(job.store->store(), o.job_id, o.nnodes, node_rank_of(o),
+                                        std::chrono::milliseconds(2000));
+  if (!p.note.empty()) launch_warning(p.note);
+  if (p.generation > o.max_restart) {
+    launch_error(str_cat("cannot rejoin: the job has used all ", o.max_restart, " restarts (--max_restart)"));
+    return -1;
+  }
+  return p.generation;
+}
+
 int run_generations(Job& job, SignalPipe& signals) {
   const LaunchOptions& o = job.options;
-  for (int generation = 0;; ++generation) {
+  const int first = first_generation(job);
+  if (first < 0) return 1;
+  for (int generation = first;; ++generation) {
     const GenerationEnd end = run_generation(job, generation, signals);
     if (!end.failed) {
       if (generation > 0 && end.code == 0)
