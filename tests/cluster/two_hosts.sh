@@ -5,7 +5,7 @@
 #
 #   source tests/cluster/two_hosts.sh
 #   two_hosts_up                  # sets TWO_HOSTS_ADDR=(10.a.b.1 10.a.b.2); trap two_hosts_down
-#   two_hosts_shape "delay 1ms rate 1gbit"   # tc netem on both ends of the link
+#   two_hosts_shape "netem delay 1ms rate 1gbit"   # a tc qdisc on both ends of the link
 #   on_host 0 crew launch ...     # runs a command on host 0 (as hostname crewhost0)
 #   two_hosts_link down|up        # cut or restore the link
 #   two_hosts_down
@@ -33,12 +33,13 @@ two_hosts_up() {
   done
 }
 
-# tc netem on both ends: "delay 1ms rate 1gbit", "loss 1%", ...
+# A root qdisc on both ends: "netem delay 1ms rate 1gbit", "netem loss 1%", "tbf rate 1gbit
+# burst 256kb latency 50ms" (kernels built without netem have tbf), ...
 two_hosts_shape() {
   local h
   for h in 0 1; do
     # shellcheck disable=SC2086
-    ip netns exec "$(two_hosts_ns $h)" tc qdisc replace dev "${TWO_HOSTS_DEV[$h]}" root netem $1 || return 1
+    ip netns exec "$(two_hosts_ns $h)" tc qdisc replace dev "${TWO_HOSTS_DEV[$h]}" root $1 || return 1
   done
 }
 
