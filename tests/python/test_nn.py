@@ -1,4 +1,7 @@
 """crew.nn and crew.optimizer from Python: the seed's MyNet subclassed as in the seed."""
+import importlib.util
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -6,34 +9,18 @@ import crew
 import crew.nn.functional as F
 
 
-class MyNet(crew.nn.Layer):
-    """The seed's network, line for line (1 input channel: Fashion-MNIST)."""
+def _example():
+    """examples/python/train_cnn.py, the seed's program: its MyNet is the one tested here."""
+    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python" / "train_cnn.py"
+    spec = importlib.util.spec_from_file_location("train_cnn_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-    def __init__(self, num_classes=1):
-        super(MyNet, self).__init__()
-        self.conv1 = crew.nn.Conv2D(in_channels=1, out_channels=32, kernel_size=(3, 3))
-        self.pool1 = crew.nn.MaxPool2D(kernel_size=2, stride=2)
-        self.conv2 = crew.nn.Conv2D(in_channels=32, out_channels=64, kernel_size=(3, 3))
-        self.pool2 = crew.nn.MaxPool2D(kernel_size=2, stride=2)
-        self.conv3 = crew.nn.Conv2D(in_channels=64, out_channels=64, kernel_size=(3, 3))
-        self.flatten = crew.nn.Flatten()
-        self.linear1 = crew.nn.Linear(in_features=576, out_features=64)
-        self.linear2 = crew.nn.Linear(in_features=64, out_features=num_classes)
 
-    def forward(self, x):
-        x = self.conv1(x)
-        x = F.relu(x)
-        x = self.pool1(x)
-        x = self.conv2(x)
-        x = F.relu(x)
-        x = self.pool2(x)
-        x = self.conv3(x)
-        x = F.relu(x)
-        x = self.flatten(x)
-        x = self.linear1(x)
-        x = F.relu(x)
-        x = self.linear2(x)
-        return x
+def MyNet(num_classes=1):
+    """The seed's network, line for line, for 1x28x28 inputs (Fashion-MNIST)."""
+    return _example().MyNet(num_classes, in_channels=1, image_size=28)
 
 
 def batch(seed, n=8):
