@@ -124,6 +124,7 @@ JobLayout job_layout(const Job& job, const Membership& m, int generation) {
   layout.master_host = job.master_host;
   layout.master_port = job.master_port;
   layout.node_host = job.node_host;
+  layout.node_cpus = job.inventory.cpus;
   layout.nnodes = job.options.nnodes;
   layout.node_rank = node_rank_of(job.options);
   layout.world_size = m.world_size;

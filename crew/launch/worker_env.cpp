@@ -45,6 +45,11 @@ std::vector<std::string> worker_environment(const std::vector<std::string>& base
   if (!has_entry(base, "CREW_NUM_THREADS")) set("CREW_NUM_THREADS", std::to_string(slot.num_threads));
   if (!has_entry(base, "OMP_NUM_THREADS")) set("OMP_NUM_THREADS", std::to_string(slot.num_threads));
   if (!job.log_dir.empty()) set("PADDLE_LOG_DIR", job.log_dir);
+  if (!slot.cpus.empty() && !job.node_cpus.empty() && !has_entry(base, "CREW_COMM_CPUS")) {
+    std::string cpus;
+    for (int c : job.node_cpus) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
+    set("CREW_COMM_CPUS", cpus);
+  }
   // Gloo would otherwise bind what this host's name resolves to, which on a multi-homed host
   // (or one whose name maps to 127.0.1.1) is not the address the other nodes can reach.
   if (job.nnodes > 1 && !job.node_host.empty() && !has_entry(base, "CREW_HOST")) set("CREW_HOST", job.node_host);

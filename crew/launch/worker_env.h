@@ -19,6 +19,9 @@ struct JobLayout {
   // This node's address as the other nodes reach it (--host, else the one routing to the
   // master); multi-node workers get it as CREW_HOST, the address Gloo binds.
   std::string node_host;
+  // The CPUs this node's launcher may use; pinned workers get them as CREW_COMM_CPUS, where
+  // their transport threads may run (crew/core/comm_affinity.h).
+  std::vector<int> node_cpus;
   int nnodes = 1;
   int node_rank = 0;
   int world_size = 1;

@@ -95,6 +95,16 @@ TEST(WorkerEnv, MultiNodeWorkersBindGlooToTheNodesAnnouncedAddress) {
   EXPECT_EQ(as_map(worker_environment({}, job, second_slot(), 2)).count("CREW_HOST"), 0u) << "one node: shm/loopback";
 }
 
+TEST(WorkerEnv, PinnedWorkersMayRunTransportThreadsOnTheNodesCpus) {
+  JobLayout job = two_node_layout();
+  job.node_cpus = {0, 1, 2, 3};
+  WorkerSlot pinned = second_slot();
+  pinned.cpus = {2, 3};
+  EXPECT_EQ(as_map(worker_environment({}, job, pinned, 2)).at("CREW_COMM_CPUS"), "0,1,2,3");
+  EXPECT_EQ(as_map(worker_environment({}, job, second_slot(), 2)).count("CREW_COMM_CPUS"), 0u) << "not pinned";
+  EXPECT_EQ(as_map(worker_environment({"CREW_COMM_CPUS=none"}, job, pinned, 2)).at("CREW_COMM_CPUS"), "none");
+}
+
 TEST(WorkerEnv, AnOuterJobsTokenDoesNotReachTheWorkers) {
   JobLayout job = two_node_layout();
   job.token.clear();

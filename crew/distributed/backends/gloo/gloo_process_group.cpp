@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "crew/core/check.h"
+#include "crew/core/comm_affinity.h"
 #include "crew/core/env.h"
 #include "crew/core/error.h"
 #include "crew/distributed/backends/gloo/gloo_store_adapter.h"
@@ -75,7 +76,12 @@ GlooProcessGroup::GlooProcessGroup(std::shared_ptr<Store> store, int rank, int s
     attr.hostname = gloo_options.hostname.empty() ? this_host_name() : gloo_options.hostname;
   }
   try {
-    auto device = ::gloo::transport::tcp::CreateDevice(attr);
+    // The device's event loop thread moves bytes only: it may run on any of the node's CPUs.
+    std::shared_ptr<::gloo::transport::Device> device;
+    {
+      CommAffinityScope wide;
+      device = ::gloo::transport::tcp::CreateDevice(attr);
+    }
     auto context = std::make_shared<::gloo::rendezvous::Context>(rank, size);
     context->setTimeout(options_.timeout);
     detail::GlooStoreAdapter adapter(store, options_.timeout);
