@@ -10,7 +10,16 @@
 namespace crew {
 namespace {
 
-std::vector<int> thread_cpus() {
+bool set_thread_cpus(const std::vector<int>& cpus) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cpus) CPU_SET(c, &set);
+  return ::sched_setaffinity(0, sizeof(set), &set) == 0;
+}
+
+}  // namespace
+
+std::vector<int> this_thread_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
   std::vector<int> out;
@@ -20,15 +29,6 @@ std::vector<int> thread_cpus() {
   }
   return out;
 }
-
-bool set_thread_cpus(const std::vector<int>& cpus) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  for (int c : cpus) CPU_SET(c, &set);
-  return ::sched_setaffinity(0, sizeof(set), &set) == 0;
-}
-
-}  // namespace
 
 std::vector<int> comm_cpus_from_env() {
   const std::string text = env::get_string("CREW_COMM_CPUS", "");
@@ -47,7 +47,7 @@ std::vector<int> comm_cpus_from_env() {
 CommAffinityScope::CommAffinityScope() {
   const std::vector<int> wide = comm_cpus_from_env();
   if (wide.empty()) return;
-  std::vector<int> previous = thread_cpus();
+  std::vector<int> previous = this_thread_cpus();
   if (previous.empty() || previous == wide) return;
   if (set_thread_cpus(wide)) saved_ = std::move(previous);  // EINVAL: none of them usable here
 }

@@ -26,6 +26,9 @@ class CommAffinityScope {
   std::vector<int> saved_;  // the previous affinity; empty = unchanged
 };
 
+// The CPUs the calling thread may run on (sched_getaffinity); empty if that fails.
+std::vector<int> this_thread_cpus();
+
 // The CPUs in CREW_COMM_CPUS ("0,1,5"); empty when unset or malformed.
 std::vector<int> comm_cpus_from_env();
 

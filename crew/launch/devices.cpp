@@ -1,11 +1,11 @@
 #include "crew/launch/devices.h"
 
 #include <dirent.h>
-#include <sched.h>
 
 #include <algorithm>
 
 #include "crew/core/check.h"
+#include "crew/core/comm_affinity.h"
 #include "crew/core/env.h"
 #include "crew/launch/options.h"
 
@@ -13,14 +13,7 @@ namespace crew::launch {
 namespace {
 
 std::vector<int> usable_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (::sched_getaffinity(0, sizeof(set), &set) == 0) {
-    for (int c = 0; c < CPU_SETSIZE; ++c) {
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-    }
-  }
+  std::vector<int> cpus = this_thread_cpus();
   if (cpus.empty()) cpus.push_back(0);
   return cpus;
 }
