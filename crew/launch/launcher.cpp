@@ -196,11 +196,11 @@ void start_pod(const Job& job, Pod& pod, const Membership& m) {
 class PeerWatch {
  public:
   PeerWatch(NodeRendezvous& rdzv, const Membership& m, std::chrono::milliseconds node_timeout)
-      : rdzv_(rdzv), nodes_(m.nodes), multi_node_(m.nodes.size() > 1), node_timeout_(node_timeout) {}
+      : rdzv_(rdzv), nodes_(m.nodes), node_timeout_(node_timeout) {}
 
   // True once the job failed elsewhere; failure() then says how.
   bool failed() {
-    if (!multi_node_) return false;
+    if (nodes_.size() <= 1) return false;
     try {
       if (since_beat_.elapsed() > std::chrono::milliseconds(500)) {
         since_beat_.reset();
@@ -228,7 +228,6 @@ class PeerWatch {
 
   NodeRendezvous& rdzv_;
   std::vector<NodeInfo> nodes_;
-  bool multi_node_;
   std::chrono::milliseconds node_timeout_;
   Stopwatch since_beat_;
   std::optional<NodeFailure> failure_;

@@ -162,12 +162,16 @@ std::optional<NodeFailure> NodeRendezvous::failure() {
 
 void NodeRendezvous::heartbeat() { store_.add(key("alive/" + std::to_string(node_rank_)), 1); }
 
+int64_t NodeRendezvous::heartbeats(int r) { return store_.add(key("alive/" + std::to_string(r)), 0); }
+
+bool NodeRendezvous::claimed() { return store_.check({key("node/" + std::to_string(node_rank_))}); }
+
 std::vector<int> NodeRendezvous::silent_nodes(std::chrono::milliseconds stale) {
   std::vector<int> out;
   const auto now = std::chrono::steady_clock::now();
   for (int r = 0; r < nnodes_; ++r) {
     if (r == node_rank_ || store_.check({key("done/" + std::to_string(r))})) continue;
-    int64_t beat = store_.add(key("alive/" + std::to_string(r)), 0);
+    const int64_t beat = heartbeats(r);
     if (beat != last_beat_[static_cast<size_t>(r)]) {
       last_beat_[static_cast<size_t>(r)] = beat;
       last_change_[static_cast<size_t>(r)] = now;

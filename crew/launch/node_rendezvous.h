@@ -78,6 +78,10 @@ class NodeRendezvous {
   std::optional<NodeFailure> failure();
   // Bumps this node's heartbeat counter.
   void heartbeat();
+  // Node r's heartbeat counter (0 before its first beat).
+  int64_t heartbeats(int r);
+  // Whether a launcher has claimed this node's rank in this generation.
+  bool claimed();
   // Node ranks whose heartbeat has not moved for `stale` (tracked between calls).
   std::vector<int> silent_nodes(std::chrono::milliseconds stale);
 

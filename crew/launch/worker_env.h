@@ -36,7 +36,8 @@ struct JobLayout {
 ParallelEnv worker_parallel_env(const JobLayout& job, const WorkerSlot& slot, int local_world_size);
 
 // `base` plus worker_parallel_env(...).to_env(), CREW_STORE_HOSTED=1, PADDLE_LOG_DIR and,
-// unless already set, CREW_NUM_THREADS / OMP_NUM_THREADS and (on several nodes) CREW_HOST.
+// unless already set, CREW_NUM_THREADS / OMP_NUM_THREADS, CREW_COMM_CPUS (pinned workers)
+// and CREW_HOST (on several nodes).
 std::vector<std::string> worker_environment(const std::vector<std::string>& base, const JobLayout& job,
                                             const WorkerSlot& slot, int local_world_size);
 
