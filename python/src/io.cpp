@@ -62,11 +62,17 @@ io::CollateFn collate_from_py(py::object fn) {
 
 int64_t num_samples_of(py::handle dataset) { return static_cast<int64_t>(py::len(dataset)); }
 
+// A DataLoader as Python sees it.
+struct PyLoader {
+  std::shared_ptr<DataLoader> loader;
+  std::shared_ptr<const PyDataset> py_dataset;  // a Python data set: one-field samples give bare tensors
+  py::object batch_sampler;
+};
+
 // One pass over a DataLoader, as a Python iterator.
 struct LoaderIter {
-  std::shared_ptr<DataLoader> loader;
+  PyLoader source;
   std::unique_ptr<DataLoader::Iterator> it;
-  std::shared_ptr<const PyDataset> py_dataset;  // Python data set: bare fields give bare tensors
   bool first = true;
   ~LoaderIter() {
     if (it && Py_IsInitialized() && PyGILState_Check()) {
@@ -84,23 +90,17 @@ struct LoaderIter {
     }
     if (!it) throw py::stop_iteration();
     io::Batch& b = **it;
-    if (py_dataset && py_dataset->single_field() && b.size() == 1) return py::cast(std::move(b[0]));
+    const auto& ds = source.py_dataset;
+    if (ds && ds->single_field() && b.size() == 1) return py::cast(std::move(b[0]));
     py::list out;
     for (auto& t : b) out.append(py::cast(std::move(t)));
     return out;
   }
 };
 
-struct PyLoader {
-  std::shared_ptr<DataLoader> loader;
-  std::shared_ptr<const PyDataset> py_dataset;
-  py::object batch_sampler;
-};
-
 std::unique_ptr<LoaderIter> start_pass(const PyLoader& l) {
   auto iter = std::make_unique<LoaderIter>();
-  iter->loader = l.loader;
-  iter->py_dataset = l.py_dataset;
+  iter->source = l;
   py::gil_scoped_release nogil;
   iter->it = std::make_unique<DataLoader::Iterator>(l.loader->begin());
   return iter;

@@ -42,15 +42,17 @@ Tensor field_from_py(py::handle obj, const char* what) {
   if (PyBool_Check(obj.ptr())) return Tensor::scalar(obj.cast<bool>() ? 1.0 : 0.0, DType::UINT8);
   if (PyLong_Check(obj.ptr())) return Tensor::scalar(static_cast<double>(obj.cast<int64_t>()), DType::INT64);
   if (PyFloat_Check(obj.ptr())) return Tensor::scalar(obj.cast<double>(), DType::FLOAT64);
-  if (py::isinstance(obj, py::module_::import("numpy").attr("generic")) || PyList_Check(obj.ptr())) {
-    return tensor_from_numpy(py::module_::import("numpy").attr("asarray")(obj).cast<py::array>());
+  py::module_ np = py::module_::import("numpy");
+  if (py::isinstance(obj, np.attr("generic")) || PyList_Check(obj.ptr())) {
+    return tensor_from_numpy(np.attr("asarray")(obj).cast<py::array>());
   }
   throw py::type_error(std::string(what) + ": a sample field must be a crew.Tensor, a NumPy array, a number or a "
                        "list of numbers, got " + type_name(obj));
 }
 
-io::Sample sample_from_py(py::handle obj, const char* what) {
+io::Sample sample_from_py(py::handle obj, const char* what, bool* single) {
   io::Sample s;
+  if (single) *single = false;
   if (PyTuple_Check(obj.ptr()) || PyList_Check(obj.ptr())) {
     py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
     // A list of numbers is one field (a vector), not several scalar fields.
@@ -65,6 +67,7 @@ io::Sample sample_from_py(py::handle obj, const char* what) {
     throw py::type_error(std::string(what) + ": dict samples are not supported; return a tuple of fields");
   }
   s.push_back(field_from_py(obj, what));
+  if (single) *single = true;
   return s;
 }
 
@@ -78,9 +81,10 @@ io::Sample PyDataset::get(int64_t index) const {
   py::gil_scoped_acquire gil;
   try {
     py::object sample = (*dataset_)[py::int_(index)];
-    const bool single = !PyTuple_Check(sample.ptr()) && !PyList_Check(sample.ptr());
+    bool single = false;
+    io::Sample out = sample_from_py(sample, "Dataset.__getitem__", &single);
     single_.store(single ? 1 : 0);
-    return sample_from_py(sample, "Dataset.__getitem__");
+    return out;
   } catch (py::error_already_set& e) {
     rethrow_as_crew(e, type_name(*dataset_) + ".__getitem__(" + std::to_string(index) + ")");
   }

@@ -22,8 +22,9 @@ void release_py(py::object* obj);
 // (float64 [], as Paddle's collate), bool (uint8 []), a NumPy scalar or a list of numbers.
 // TypeError naming `what` and the type otherwise.
 Tensor field_from_py(py::handle obj, const char* what);
-// A tuple/list of fields, or one field.
-io::Sample sample_from_py(py::handle obj, const char* what);
+// A tuple/list of fields, or one field (a list of numbers is one field, a vector). With
+// `single`, sets whether obj was one field.
+io::Sample sample_from_py(py::handle obj, const char* what, bool* single = nullptr);
 
 // A Python object with __getitem__ and __len__ (a crew.io.Dataset subclass).
 class PyDataset : public io::Dataset {
@@ -32,7 +33,8 @@ class PyDataset : public io::Dataset {
   ~PyDataset() override;
   int64_t size() const override { return size_; }
   io::Sample get(int64_t index) const override;
-  // Whether __getitem__ returned a bare field rather than a tuple/list (known after a get()).
+  // Whether __getitem__ returned one field rather than a tuple/list of fields (known after
+  // a get()).
   bool single_field() const { return single_.load() == 1; }
 
  private:

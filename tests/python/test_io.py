@@ -55,6 +55,19 @@ def test_a_bare_field_gives_a_bare_tensor_and_python_floats_are_float64():
     assert a.numpy().tolist() == [0.0, 0.5] and b.numpy().tolist() == [1.0]
 
 
+def test_a_list_of_numbers_is_one_field():
+    class Vectors(Dataset):
+        def __len__(self):
+            return 3
+
+        def __getitem__(self, i):
+            return [i, i + 1]
+
+    a, b = list(DataLoader(Vectors(), batch_size=2))
+    assert isinstance(a, crew.Tensor) and a.shape == [2, 2] and a.numpy().tolist() == [[0, 1], [1, 2]]
+    assert b.shape == [1, 2]
+
+
 def test_an_error_in_getitem_names_the_sample_and_stops_the_workers():
     class Bad(Dataset):
         def __len__(self):
