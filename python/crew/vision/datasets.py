@@ -55,18 +55,23 @@ class FashionMNIST(_C.vision.FashionMNIST):
         _init_mnist(self, _C.vision.FashionMNIST, image_path, label_path, mode, transform, download, data_dir)
 
 
-def _python_batches(path):
-    """Member name -> bytes of the pickled batches in a cifar-10-python archive or directory;
-    None when `path` is not the Python version."""
+def _batch_names(mode):
+    return [f"data_batch_{i}" for i in range(1, 6)] if mode == "train" else ["test_batch"]
+
+
+def _python_batches(path, names):
+    """Name -> bytes of those pickled batches (the ones present) in a cifar-10-python archive
+    or directory; None when `path` is not the Python version (it has no data_batch_1)."""
     if os.path.isdir(path):
         inner = os.path.join(path, "cifar-10-batches-py")
         base = inner if os.path.isdir(inner) else path
         if not os.path.exists(os.path.join(base, "data_batch_1")):
             return None
         out = {}
-        for name in os.listdir(base):
-            with open(os.path.join(base, name), "rb") as f:
-                out[name] = f.read()
+        for name in names:
+            if os.path.exists(os.path.join(base, name)):
+                with open(os.path.join(base, name), "rb") as f:
+                    out[name] = f.read()
         return out
     if not tarfile.is_tarfile(path):
         return None
@@ -74,16 +79,14 @@ def _python_batches(path):
         members = {os.path.basename(m.name): m for m in tar.getmembers() if m.isfile()}
         if "data_batch_1" not in members:
             return None
-        return {name: tar.extractfile(m).read() for name, m in members.items()
-                if name.startswith("data_batch_") or name == "test_batch"}
+        return {name: tar.extractfile(members[name]).read() for name in names if name in members}
 
 
-def _unpickle_batches(batches, mode, what):
-    """images uint8 [N, 3072], labels of the mode's batches. The archive is a pickle (as
+def _unpickle_batches(batches, names, what):
+    """images uint8 [N, 3072], labels of the named batches. The archive is a pickle (as
     Paddle reads it): load only files you trust."""
     import numpy as np
 
-    names = [f"data_batch_{i}" for i in range(1, 6)] if mode == "train" else ["test_batch"]
     images, labels = [], []
     for name in names:
         if name not in batches:
@@ -116,9 +119,10 @@ class Cifar10(_C.vision.Cifar10):
             path = cached if os.path.exists(cached) else None
         elif not os.path.exists(path):
             raise OSError(f"Cifar10: data_file {path} does not exist")
-        batches = _python_batches(path) if path else None
+        names = _batch_names(mode)
+        batches = _python_batches(path, names) if path else None
         if batches is not None:
-            images, labels = _unpickle_batches(batches, mode, path)
+            images, labels = _unpickle_batches(batches, names, path)
             _C.vision.Cifar10.__init__(self, images=images, labels=labels, what=path, mode=mode,
                                        transform=transform)
             return
