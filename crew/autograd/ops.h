@@ -26,12 +26,24 @@ inline Tensor operator+(const Tensor& a, double b) { return add(a, b); }
 inline Tensor operator*(const Tensor& a, double b) { return mul(a, b); }
 inline Tensor operator-(const Tensor& a) { return neg(a); }
 
-// a [M, K] x b [K, N] -> [M, N]; batched [B, M, K] x [B, K, N] too.
+// a [..., M, K] x b [..., K, N] -> [batch..., M, N] (op = transpose of the last two axes when
+// asked); the leading batch axes broadcast NumPy-style: [B, H, T, D] x [B, H, D, T],
+// [B, T, K] x [K, N], [B, T, K] x [1, K, N]. Broadcast inputs' gradients sum back.
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a = false, bool transpose_b = false);
 Tensor reshape(const Tensor& x, const Shape& shape);  // differentiable view (one -1 allowed)
 Tensor unsqueeze(const Tensor& x, int64_t axis);
 Tensor squeeze(const Tensor& x, int64_t axis);
 Tensor transpose2d(const Tensor& x);  // [M, N] -> [N, M]
+// y.shape[i] = x.shape[perm[i]] (a contiguous copy); perm is a permutation of [0, dim).
+Tensor permute(const Tensor& x, const std::vector<int64_t>& perm);
+// Swaps two axes (negative axes count from the end); a contiguous copy.
+Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1);
+// x[..., start:stop, ...] along axis (a copy); negative start/stop count from the end, both
+// clamp to [0, extent] and stop <= start gives an empty axis (Paddle's slice).
+Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t stop);
+// `sections` equal pieces along axis (Paddle's split with an int); ValueError unless the
+// extent divides evenly.
+std::vector<Tensor> split(const Tensor& x, int64_t sections, int64_t axis = 0);
 Tensor sum(const Tensor& x);          // scalar
 Tensor sum(const Tensor& x, int64_t axis, bool keepdim = false);
 Tensor mean(const Tensor& x);         // scalar

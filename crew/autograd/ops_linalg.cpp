@@ -7,10 +7,30 @@
 namespace crew {
 namespace {
 
-// Sums a batched gradient over the batch when the input had a batch of 1 (broadcast).
+// Sums a broadcast-batch gradient back onto the input's shape.
 Tensor fold_batch(const Tensor& g, const Shape& input_shape) {
   if (g.shape() == input_shape) return g;
   return kernels::sum_to(g, input_shape);
+}
+
+// [..., C] viewed as [rows, C].
+Tensor as_rows(const Tensor& t) { return t.view({-1, t.size(-1)}); }
+
+// C = op(A) op(B): dA = g op(B)^T (transposed back when ta), dB = op(A)^T g (likewise).
+std::vector<Tensor> matmul_backward(const Tensor& a, const Tensor& b, bool ta, bool tb, const Tensor& g,
+                                    const std::vector<bool>& n) {
+  Tensor ga, gb;
+  if (n[0])
+    ga = fold_batch(ta ? kernels::matmul(b, g, tb, true) : kernels::matmul(g, b, false, !tb), a.shape());
+  if (n[1]) {
+    if (b.dim() == 2 && a.dim() > 2 && !ta) {  // one gemm over all of a's rows, no batch to sum
+      gb = tb ? kernels::matmul(as_rows(g), as_rows(a), true, false)
+              : kernels::matmul(as_rows(a), as_rows(g), true, false);
+    } else {
+      gb = fold_batch(tb ? kernels::matmul(g, a, true, ta) : kernels::matmul(a, g, !ta, false), b.shape());
+    }
+  }
+  return {ga, gb};
 }
 
 }  // namespace
@@ -19,13 +39,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
   Tensor y = kernels::matmul(a, b, ta, tb);
   if (autograd::should_record({&a, &b})) {
     autograd::record(y, "matmul", {a, b}, [a, b, ta, tb](const Tensor& g, const std::vector<bool>& n) {
-      // C = op(A) op(B): dA = g op(B)^T (transposed back when ta), dB = op(A)^T g (likewise).
-      Tensor ga, gb;
-      if (n[0])
-        ga = fold_batch(ta ? kernels::matmul(b, g, tb, true) : kernels::matmul(g, b, false, !tb), a.shape());
-      if (n[1])
-        gb = fold_batch(tb ? kernels::matmul(g, a, true, ta) : kernels::matmul(a, g, !ta, false), b.shape());
-      return std::vector<Tensor>{ga, gb};
+      return matmul_backward(a, b, ta, tb, g, n);
     });
   }
   return y;

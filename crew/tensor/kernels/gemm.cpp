@@ -4,7 +4,6 @@
 #include <dnnl.h>
 
 #include "crew/core/check.h"
-#include "crew/tensor/kernels/broadcast.h"
 #include "crew/tensor/kernels/threading.h"
 
 namespace crew::kernels {
@@ -34,41 +33,6 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
               static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda),
               b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
-}
-
-Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
-  check_floating(a, "matmul");
-  check_floating(b, "matmul");
-  CREW_CHECK(a.dtype() == b.dtype(), "matmul: dtypes differ (", dtype_name(a.dtype()), " vs ",
-             dtype_name(b.dtype()), ")");
-  CREW_CHECK(a.dim() == b.dim() && (a.dim() == 2 || a.dim() == 3),
-             "matmul: expected two 2-d or two 3-d tensors, got ", shape_str(a.shape()), " and ",
-             shape_str(b.shape()));
-  const bool batched = a.dim() == 3;
-  const int64_t ba = batched ? a.size(0) : 1;
-  const int64_t bb = batched ? b.size(0) : 1;
-  CREW_CHECK(ba == bb || ba == 1 || bb == 1, "matmul: batch sizes ", ba, " and ", bb, " differ");
-  const int64_t batch = std::max(ba, bb);
-  const int64_t ar = a.size(-2), ac = a.size(-1), br = b.size(-2), bc = b.size(-1);
-  const int64_t m = ta ? ac : ar, k = ta ? ar : ac;
-  const int64_t kb = tb ? bc : br, n = tb ? br : bc;
-  CREW_CHECK(k == kb, "matmul: inner dimensions differ: ", shape_str(a.shape()), (ta ? "^T" : ""), " x ",
-             shape_str(b.shape()), (tb ? "^T" : ""));
-  Shape out = batched ? Shape{batch, m, n} : Shape{m, n};
-  Tensor c = Tensor::uninitialized(out, a.dtype());
-  dispatch_dtype(a.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>) {
-      const T* ap = a.data<T>();
-      const T* bp = b.data<T>();
-      T* cp = c.data<T>();
-      for (int64_t i = 0; i < batch; ++i) {
-        gemm(ta, tb, m, n, k, T(1), ap + (ba == 1 ? 0 : i * ar * ac), ac, bp + (bb == 1 ? 0 : i * br * bc),
-             bc, T(0), cp + i * m * n, n);
-      }
-    }
-  });
-  return c;
 }
 
 }  // namespace crew::kernels

@@ -13,8 +13,11 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
           int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
 
-// op(a) x op(b) for 2-d [M, K] x [K, N], or batched 3-d [B, M, K] x [B, K, N] (a batch of 1
-// on either side broadcasts). op = transpose of the last two axes when requested.
+// op(a) x op(b) for a [..., M, K] and b [..., K, N] (each at least 2-d; op = transpose of the
+// last two axes when requested) -> [batch..., M, N], the leading (batch) axes broadcast
+// NumPy-style: [B, H, T, D] x [B, H, D, T], [B, T, K] x [K, N], [B, T, K] x [1, K, N].
+// float32 batches run as one oneDNN matmul primitive; a 2-d b with an untransposed a folds
+// a's batch into M (one gemm). Implemented in matmul.cpp.
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b);
 
 }  // namespace crew::kernels
