@@ -45,4 +45,14 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction =
 // Fraction of rows whose top-k logits contain the label; a float32 scalar, no gradient.
 Tensor accuracy(const Tensor& logits, const Tensor& labels, int64_t k = 1);
 
+// Normalises x over its trailing axes normalized_shape (Paddle's layer_norm): per row,
+// (x - mean) / sqrt(var + epsilon) * weight + bias, var biased; weight/bias of
+// normalized_shape or undefined. float32 on oneDNN layer_normalization.
+Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias,
+                  double epsilon = 1e-5);
+// ids int64 (or int32) of any shape, weight [V, D] -> [ids..., D]. An id outside [0, V) is an
+// IndexError. padding_idx in [0, V): those ids give zero rows and no gradient (Paddle);
+// -1 means none (crew's stand-in for Paddle's None: Paddle would read -1 as V - 1).
+Tensor embedding(const Tensor& ids, const Tensor& weight, int64_t padding_idx = -1);
+
 }  // namespace crew::nn::functional
