@@ -54,5 +54,11 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
 // IndexError. padding_idx in [0, V): those ids give zero rows and no gradient (Paddle);
 // -1 means none (crew's stand-in for Paddle's None: Paddle would read -1 as V - 1).
 Tensor embedding(const Tensor& ids, const Tensor& weight, int64_t padding_idx = -1);
+// Attention in Paddle's layout: q [B, T, H, D], k and v [B, T_k, H, D] -> [B, T, H, D];
+// softmax(scale * Q K^T) V per (batch, head), scale 0 meaning 1 / sqrt(D). is_causal masks
+// keys after their query (key j > query i). One graph node; it keeps the [B, H, T, T_k]
+// probabilities for the backward.
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool is_causal = false,
+                                    double scale = 0);
 
 }  // namespace crew::nn::functional

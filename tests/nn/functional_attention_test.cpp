@@ -1,0 +1,99 @@
+// scaled_dot_product_attention against a reference built from crew's matmul, permute and
+// softmax ops; finite-difference gradients; shape errors.
+#include <cmath>
+
+#include "tests/nn/functional_test_util.h"
+
+namespace crew {
+namespace {
+
+using namespace nn::functional_testing;
+
+// softmax(scale Q K^T + mask) V with the ops of crew/autograd (differentiable end to end).
+Tensor reference(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, double scale) {
+  const int64_t tq = q.size(1), tk = k.size(1);
+  Tensor qh = permute(q, {0, 2, 1, 3}), kh = permute(k, {0, 2, 1, 3}), vh = permute(v, {0, 2, 1, 3});
+  Tensor s = mul(matmul(qh, kh, false, true), scale);
+  if (causal) {
+    std::vector<double> mask(tq * tk, 0.0);
+    for (int64_t i = 0; i < tq; ++i)
+      for (int64_t j = i + 1; j < tk; ++j) mask[i * tk + j] = -1e9;
+    s = add(s, Tensor::from_vector(mask, {tq, tk}).to(q.dtype()));
+  }
+  return permute(matmul(F::softmax(s, -1), vh), {0, 2, 1, 3});
+}
+
+void expect_close(const Tensor& got, const Tensor& want, double tol) {
+  ASSERT_EQ(got.shape(), want.shape());
+  const auto g = got.to_vector<double>(), w = want.to_vector<double>();
+  for (size_t i = 0; i < g.size(); ++i) ASSERT_NEAR(g[i], w[i], tol) << i;
+}
+
+TEST(FunctionalAttentionTest, MatchesReference) {
+  for (DType dt : {DType::FLOAT64, DType::FLOAT32}) {
+    for (bool causal : {false, true}) {
+      Tensor q = random_input({2, 5, 3, 4}, dt, 1), k = random_input({2, 5, 3, 4}, dt, 2);
+      Tensor v = random_input({2, 5, 3, 4}, dt, 3);
+      const double tol = dt == DType::FLOAT32 ? 1e-5 : 1e-12;
+      expect_close(F::scaled_dot_product_attention(q, k, v, causal), reference(q, k, v, causal, 0.5), tol);
+      expect_close(F::scaled_dot_product_attention(q, k, v, causal, 0.3), reference(q, k, v, causal, 0.3),
+                   tol);
+    }
+  }
+}
+
+TEST(FunctionalAttentionTest, CausalFirstQueryCopiesFirstValue) {
+  Tensor q = random_input({1, 4, 2, 3}, DType::FLOAT32, 4), k = random_input({1, 4, 2, 3}, DType::FLOAT32, 5);
+  Tensor v = random_input({1, 4, 2, 3}, DType::FLOAT32, 6);
+  const auto y = F::scaled_dot_product_attention(q, k, v, true).to_vector<float>();
+  const auto vv = v.to_vector<float>();
+  for (int64_t i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(y[i], vv[i]);  // query 0 sees only key 0 (all heads)
+}
+
+TEST(FunctionalAttentionTest, GradientsMatchFiniteDifferences) {
+  Tensor q = random_input({2, 3, 2, 4}, DType::FLOAT64, 7), k = random_input({2, 3, 2, 4}, DType::FLOAT64, 8);
+  Tensor v = random_input({2, 3, 2, 4}, DType::FLOAT64, 9);
+  for (bool causal : {false, true}) {
+    expect_gradients_match(
+        [causal](const Inputs& in) { return F::scaled_dot_product_attention(in[0], in[1], in[2], causal); },
+        {q, k, v});
+  }
+  // Different key length (non-causal).
+  expect_gradients_match(
+      [](const Inputs& in) { return F::scaled_dot_product_attention(in[0], in[1], in[2]); },
+      {q, random_input({2, 5, 2, 4}, DType::FLOAT64, 10), random_input({2, 5, 2, 4}, DType::FLOAT64, 11)});
+}
+
+TEST(FunctionalAttentionTest, Float32GradientsMatchReference) {
+  for (bool causal : {false, true}) {
+    Tensor q = random_input({2, 6, 2, 8}, DType::FLOAT32, 12),
+           k = random_input({2, 6, 2, 8}, DType::FLOAT32, 13);
+    Tensor v = random_input({2, 6, 2, 8}, DType::FLOAT32, 14);
+    Tensor proj = random_input({2, 6, 2, 8}, DType::FLOAT32, 15).detach();
+    sum(mul(F::scaled_dot_product_attention(q, k, v, causal), proj)).backward();
+    const Tensor gq = q.grad(), gk = k.grad(), gv = v.grad();
+    for (Tensor* t : {&q, &k, &v}) t->clear_grad();
+    sum(mul(reference(q, k, v, causal, 1 / std::sqrt(8.0)), proj)).backward();
+    expect_close(gq, q.grad(), 1e-5);
+    expect_close(gk, k.grad(), 1e-5);
+    expect_close(gv, v.grad(), 1e-5);
+  }
+}
+
+TEST(FunctionalAttentionTest, RejectsBadShapes) {
+  Tensor q = Tensor::zeros({2, 3, 2, 4});
+  EXPECT_THROW(F::scaled_dot_product_attention(Tensor::zeros({3, 2, 4}), q, q), ValueError);
+  EXPECT_THROW(F::scaled_dot_product_attention(q, Tensor::zeros({2, 3, 2, 5}), Tensor::zeros({2, 3, 2, 5})),
+               ValueError);
+  EXPECT_THROW(F::scaled_dot_product_attention(q, q, Tensor::zeros({2, 4, 2, 4})), ValueError);
+  EXPECT_THROW(F::scaled_dot_product_attention(q, q, Tensor::zeros({2, 3, 2, 4}, DType::FLOAT64)),
+               ValueError);
+  try {
+    F::scaled_dot_product_attention(q, q, Tensor::zeros({2, 4, 2, 4}));
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("[2, 4, 2, 4]"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace crew
