@@ -39,7 +39,8 @@ Tensor dropout(const Tensor& x, double p = 0.5, bool training = true, Generator*
 Tensor batch_norm(const Tensor& x, Tensor& running_mean, Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum = 0.9, double epsilon = 1e-5);
 
-// logits [N, K] float32, labels int64 [N] or [N, 1] -> scalar (MEAN/SUM) or [N] (NONE).
+// logits [..., K] (e.g. [N, K], [B, T, V]), labels int64 [...] or [..., 1] -> scalar (MEAN over
+// all positions whose label is not ignore_index -100, SUM) or [...] (NONE).
 Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction reduction = Reduction::MEAN);
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::MEAN);
 // Fraction of rows whose top-k logits contain the label; a float32 scalar, no gradient.
