@@ -35,7 +35,8 @@ TEST(FakeData, SamplesAreDeterministicPerIndexAndSeed) {
 }
 
 TEST(FakeData, TransformMakesChwFloat) {
-  FakeData fake({.size = 2, .channels = 3, .height = 8, .width = 6, .transform = std::make_shared<ToTensor>()});
+  FakeData fake(
+      {.size = 2, .channels = 3, .height = 8, .width = 6, .transform = std::make_shared<ToTensor>()});
   Tensor x = fake.get(0)[0];
   EXPECT_EQ(x.shape(), (Shape{3, 8, 6}));
   EXPECT_EQ(x.dtype(), DType::FLOAT32);
@@ -82,7 +83,8 @@ TEST(TextBlocks, ErrorsNameTheFileAndTheSizes) {
 
 TEST(TextBlocks, TextFilesInSkipsIndexesInNameOrder) {
   TempDir dir;
-  for (const char* name : {"zeta", "alpha", "alpha.dat", "alpha.u8", "mid"}) write_text(dir.path() + "/" + name, "x");
+  for (const char* name : {"zeta", "alpha", "alpha.dat", "alpha.u8", "mid"})
+    write_text(dir.path() + "/" + name, "x");
   std::vector<std::string> files = TextBlocks::text_files_in(dir.path());
   ASSERT_EQ(files.size(), 3u);
   EXPECT_EQ(files[0], dir.path() + "/alpha");

@@ -9,8 +9,8 @@ namespace crew::io {
 FakeData::FakeData(FakeDataOptions options) : options_(std::move(options)) {
   const auto& o = options_;
   CREW_CHECK(o.size >= 0 && o.channels > 0 && o.height > 0 && o.width > 0 && o.num_classes > 0,
-             "FakeData: size ", o.size, ", image ", o.channels, "x", o.height, "x", o.width, " and num_classes ",
-             o.num_classes, " must be positive");
+             "FakeData: size ", o.size, ", image ", o.channels, "x", o.height, "x", o.width,
+             " and num_classes ", o.num_classes, " must be positive");
 }
 
 Sample FakeData::get(int64_t index) const {
