@@ -1,0 +1,93 @@
+#include "examples/trainer/flags.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+namespace trainer {
+
+void add_train_flags(CLI::App& app, TrainFlags& f) {
+  app.add_option("--epochs", f.epochs, "epochs")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--batch-size", f.batch_size, "batch size per rank")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--lr", f.lr, "learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--seed", f.seed, "random seed (weights, shuffles, augmentation)");
+  app.add_option("--max-steps", f.max_steps,
+                 "stop after N steps in this run (with --checkpoint-dir: in all runs; 0: no limit)");
+  app.add_flag("--no-shuffle", f.no_shuffle, "keep the data set order (step s takes samples sB..sB+B-1)");
+  app.add_option("--init", f.init, "initial weights (safetensors, keys as in state_dict())");
+  app.add_option("--metrics", f.metrics, "append JSON lines (per step, per epoch, done) to FILE");
+  app.add_option("--save-model", f.save_model, "write the trained model's state_dict to FILE (safetensors)");
+  app.add_flag("--profile", f.profile,
+               "print where a step's time goes (compute, communication wait, data wait)");
+  app.add_option("--checkpoint-dir", f.checkpoint.dir,
+                 "restartable checkpoints: resume from the newest complete one in DIR, write new ones");
+  app.add_option("--checkpoint-every", f.checkpoint.every_steps,
+                 "checkpoint after every N steps (and at the end)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--checkpoint-keep", f.checkpoint.keep, "checkpoints kept")->check(CLI::PositiveNumber);
+  app.add_option("--num-workers", f.num_workers, "DataLoader worker threads")->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", f.threads, "compute threads (0: CREW_NUM_THREADS or all cores)");
+  app.add_option("--lr-schedule", f.lr_schedule, "constant, or cosine (after --warmup-steps linear warm-up)")
+      ->check(CLI::IsMember({"constant", "cosine"}));
+  app.add_option("--warmup-steps", f.warmup_steps, "linear warm-up steps from 0 to --lr")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--comm-buffer-size", f.comm_buffer_mb, "DataParallel bucket cap in MiB")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--last-comm-buffer-size", f.last_comm_buffer_mb, "DataParallel first bucket in MiB")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--log-every", f.log_every, "print the loss line every N steps")->check(CLI::PositiveNumber);
+}
+
+namespace {
+
+std::string directory_problem(const std::string& dir) {
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) return "not a directory";
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return "cannot create it: " + ec.message();
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) return std::string("not writable: ") + std::strerror(errno);
+  return "";
+}
+
+std::string file_problem(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return "is a directory";
+  std::ofstream out(path, std::ios::app);
+  if (!out) return std::string("cannot open it for writing: ") + std::strerror(errno);
+  return "";
+}
+
+}  // namespace
+
+bool check_output_paths(const TrainFlags& f, const std::string& program) {
+  bool ok = true;
+  if (!f.checkpoint.dir.empty()) {
+    const std::string why = directory_problem(f.checkpoint.dir);
+    if (!why.empty())
+      std::cerr << program << ": --checkpoint-dir " << f.checkpoint.dir << ": " << why << std::endl;
+    ok = why.empty();
+  }
+  if (!f.metrics.empty()) {
+    const std::string why = file_problem(f.metrics);
+    if (!why.empty()) std::cerr << program << ": --metrics " << f.metrics << ": " << why << std::endl;
+    ok = ok && why.empty();
+  }
+  if (!f.save_model.empty()) {
+    const std::string why = file_problem(f.save_model);
+    if (!why.empty()) std::cerr << program << ": --save-model " << f.save_model << ": " << why << std::endl;
+    ok = ok && why.empty();
+  }
+  if (!f.init.empty() && !std::filesystem::is_regular_file(f.init)) {
+    std::cerr << program << ": --init " << f.init << ": no such file" << std::endl;
+    ok = false;
+  }
+  return ok;
+}
+
+}  // namespace trainer
