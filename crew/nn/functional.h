@@ -5,7 +5,9 @@
 // The general tensor ops (add, matmul, sum, reshape, ...) are in crew/autograd/ops.h.
 #include <array>
 #include <cstdint>
+#include <memory>
 
+#include "crew/nn/batch_norm_sync.h"
 #include "crew/tensor/random.h"
 #include "crew/tensor/tensor.h"
 
@@ -35,9 +37,12 @@ Tensor flatten(const Tensor& x, int64_t start_axis = 1, int64_t stop_axis = -1);
 Tensor dropout(const Tensor& x, double p = 0.5, bool training = true, Generator* gen = nullptr);
 // x [N, C, ...]. Training: normalises with batch statistics and updates the running ones
 // in place (running = momentum * running + (1 - momentum) * batch, Paddle's convention);
-// inference: uses the running statistics. weight/bias [C] or undefined.
+// inference: uses the running statistics. weight/bias [C] or undefined. With a sync
+// (SyncBatchNorm), training uses the statistics of the batch of all ranks and backward gives
+// that batch's input gradient (crew/nn/batch_norm_sync.h); null = per-process statistics.
 Tensor batch_norm(const Tensor& x, Tensor& running_mean, Tensor& running_var, const Tensor& weight,
-                  const Tensor& bias, bool training, double momentum = 0.9, double epsilon = 1e-5);
+                  const Tensor& bias, bool training, double momentum = 0.9, double epsilon = 1e-5,
+                  std::shared_ptr<BatchNormStatsSync> sync = nullptr);
 
 // logits [..., K] (e.g. [N, K], [B, T, V]), labels int64 [...] or [..., 1] -> scalar (MEAN over
 // all positions whose label is not ignore_index -100, SUM) or [...] (NONE).
