@@ -1,8 +1,8 @@
 #pragma once
 // crew/distributed, what a training program uses: the parallel environment (ParallelEnv,
 // init_parallel_env, groups), collectives and object collectives (namespace crew::dist),
-// ProcessGroup and Work, crew::DataParallel and spawn. Stores, backends and the debug layer
-// have their own headers. Only includes.
+// ProcessGroup and Work, crew::DataParallel, crew::SyncBatchNorm and spawn. Stores, backends
+// and the debug layer have their own headers. Only includes.
 #include "crew/core/parallel_env.h"
 #include "crew/distributed/collective/collective.h"
 #include "crew/distributed/collective/object_collectives.h"
@@ -12,3 +12,4 @@
 #include "crew/distributed/process_group/wait_at_once.h"
 #include "crew/distributed/process_group/work.h"
 #include "crew/distributed/spawn/spawn.h"
+#include "crew/distributed/sync_batch_norm/sync_batch_norm.h"
