@@ -22,6 +22,9 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Pair st
 // stride {0, 0} means stride = kernel (Paddle's default).
 Tensor max_pool2d(const Tensor& x, Pair kernel, Pair stride = {0, 0}, Pair padding = {0, 0});
 Tensor avg_pool2d(const Tensor& x, Pair kernel, Pair stride = {0, 0}, Pair padding = {0, 0});
+// x [N, C, H, W] -> [N, C, oh, ow]: the mean of bin (i, j), rows [floor(i H / oh),
+// ceil((i + 1) H / oh)) and likewise for columns (Paddle's adaptive_avg_pool2d).
+Tensor adaptive_avg_pool2d(const Tensor& x, Pair output_size);
 // x [..., in], weight [in, out], bias [out] or undefined -> [..., out].
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 

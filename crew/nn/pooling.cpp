@@ -42,4 +42,15 @@ Tensor AvgPool2D::forward(const Tensor& x) {
   return functional::avg_pool2d(x, kernel_.pair(), stride_.pair(), padding_.pair());
 }
 
+AdaptiveAvgPool2D::AdaptiveAvgPool2D(Size2 output_size)
+    : Layer("adaptive_avg_pool2d"), output_size_(output_size) {
+  CREW_CHECK(output_size.h > 0 && output_size.w > 0, "AdaptiveAvgPool2D: output_size must be positive, got ",
+             output_size.str());
+}
+
+Tensor AdaptiveAvgPool2D::forward(const Tensor& x) {
+  CREW_CHECK(x.dim() == 4, full_name(), ": expected input [N, C, H, W], got ", shape_str(x.shape()));
+  return functional::adaptive_avg_pool2d(x, output_size_.pair());
+}
+
 }  // namespace crew::nn

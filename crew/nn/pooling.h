@@ -1,5 +1,5 @@
 #pragma once
-// MaxPool2D and AvgPool2D: Paddle's nn.MaxPool2D / nn.AvgPool2D over x [N, C, H, W].
+// MaxPool2D, AvgPool2D and AdaptiveAvgPool2D: Paddle's pooling layers over x [N, C, H, W].
 // stride 0 (the default) means stride = kernel_size, as in Paddle.
 //
 //   MaxPool2D pool(2);               // kernel 2, stride 2: [N, C, 26, 26] -> [N, C, 13, 13]
@@ -34,6 +34,18 @@ class AvgPool2D : public Pool2D {
  public:
   explicit AvgPool2D(Size2 kernel_size, Size2 stride = 0, Size2 padding = 0);
   Tensor forward(const Tensor& x) override;
+};
+
+// Paddle's nn.AdaptiveAvgPool2D: x [N, C, H, W] -> [N, C, oh, ow] with adaptive bins
+// (functional::adaptive_avg_pool2d); AdaptiveAvgPool2D(1) is ResNet's global average pool.
+class AdaptiveAvgPool2D : public Layer {
+ public:
+  explicit AdaptiveAvgPool2D(Size2 output_size);
+  Tensor forward(const Tensor& x) override;
+  Size2 output_size() const { return output_size_; }
+
+ private:
+  Size2 output_size_;
 };
 
 }  // namespace crew::nn
