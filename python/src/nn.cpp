@@ -5,6 +5,7 @@
 
 #include "bindings.h"
 #include "crew/autograd/ops.h"
+#include "crew/distributed/sync_batch_norm/sync_batch_norm.h"
 #include "crew/nn/models/my_net.h"
 #include "crew/nn/nn.h"
 
@@ -98,6 +99,23 @@ void bind_layers(py::module_& n) {
            py::arg("image_size") = 28);
 }
 
+// SyncBatchNorm (a BatchNorm2D over the default group); convert_sync_batchnorm installs the
+// sync on every BatchNorm2D of a C++ layer tree in place (python/crew/nn/sync_batch_norm.py
+// also swaps the Python wrappers, as Paddle returns new layers).
+void bind_sync_batch_norm(py::module_& n) {
+  py::class_<SyncBatchNorm, nn::BatchNorm2D, std::shared_ptr<SyncBatchNorm>>(n, "SyncBatchNorm")
+      .def(py::init([](int64_t num_features, double momentum, double epsilon) {
+             return std::make_shared<SyncBatchNorm>(num_features, momentum, epsilon);
+           }), py::arg("num_features"), py::arg("momentum") = 0.9, py::arg("epsilon") = 1e-5)
+      .def_static("convert_sync_batchnorm",
+                  [](const LayerPtr& layer) { return SyncBatchNorm::convert_sync_batchnorm(layer); },
+                  py::arg("layer"));
+  n.def("_is_synced_batch_norm", [](const LayerPtr& layer) {
+    auto bn = std::dynamic_pointer_cast<nn::BatchNorm2D>(layer);
+    return bn != nullptr && bn->stats_sync() != nullptr;
+  });
+}
+
 // Paddle 2.4 (the seed's version) gives reduced losses shape [1]: the seed prints
 // "loss is: [2.4006782]".
 Tensor as_paddle_loss(Tensor loss, F::Reduction r) {
@@ -140,6 +158,7 @@ void bind_nn(py::module_& m) {
   py::module_ n = m.def_submodule("nn", "crew::nn: layers and functional");
   bind_layer_base(n);
   bind_layers(n);
+  bind_sync_batch_norm(n);
   bind_functional(n);
 }
 
