@@ -245,8 +245,13 @@ void Loop::report(double rate) {
   std::vector<float> mine = {
       static_cast<float>(1000 * (prof_.step - comm) / n), static_cast<float>(1000 * comm / n),
       static_cast<float>(1000 * prof_.data_wait / n), static_cast<float>(peak_rss_mb())};
-  std::vector<crew::Tensor> all = {crew::Tensor::from_vector(mine)};
-  if (s_.world > 1) crew::dist::all_gather(all, all[0]);
+  const crew::Tensor own = crew::Tensor::from_vector(mine);
+  std::vector<crew::Tensor> all;
+  if (s_.world > 1) {
+    crew::dist::all_gather(all, own);
+  } else {
+    all.push_back(own);
+  }
   double rss = 0;
   for (const auto& t : all) rss = std::max(rss, static_cast<double>(t.data<float>()[3]));
   metrics_.line(crew::str_cat("{\"type\": \"done\", \"steps\": ", global_step_, ", \"", t_.unit,
