@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
 """Equivalence of crew's ResNet-18 and GPT training with PyTorch's (bench/torch_models.py):
 from the same initial weights (written by torch in crew's layout) and the same data, without
-shuffling, the first 20 step losses of bin/train_resnet and bin/train_gpt must match torch's,
-step 0 within 1e-4 and every step within 1e-3 relative. The data are made here: a small
+shuffling, the step losses of bin/train_resnet and bin/train_gpt must match torch's, step 0
+within 1e-4 and later steps within 1e-3 relative: all 20 steps for the GPT, the first 2 for
+ResNet-18. ResNet-18 with Adam on random images is chaotic in float32: Adam's first step moves
+every weight by about lr * sign(grad), so the few weights whose gradient is below the rounding
+error (~1e-6; measured: 10 of 11.2M after step 0) move the other way, and the losses part from
+step 2 on. torch against itself (1 thread vs 2, the same init) parts the same way: 3e-5 at
+step 3, 2.6e-2 at step 4. The remaining ResNet steps are printed, not checked.
+The data are made here: a small
 CIFAR-10 binary archive in the real format (random pixels) and ~100 KB of generated text.
 
     tests/peer/models_vs_torch.py BUILD_DIR [--models resnet18,gpt]
@@ -71,9 +77,9 @@ def cases(folder):
     """Per model: the data and size options (both sides), batch per rank, torch's options."""
     return {
         "resnet18": {"data": ["--data-dir", make_cifar(folder)], "batch": 8,
-                     "torch": ["--model", "resnet18"], "crew": "train_resnet"},
+                     "torch": ["--model", "resnet18"], "crew": "train_resnet", "checked": 2},
         "gpt": {"data": ["--text", make_text(folder)] + GPT_SIZE, "batch": 4,
-                "torch": ["--model", "gpt"], "crew": "train_gpt"},
+                "torch": ["--model", "gpt"], "crew": "train_gpt", "checked": STEPS},
     }
 
 
@@ -119,17 +125,20 @@ def write_init(case, folder, name):
     return path
 
 
-def compare(title, want, got, first_tol, tol):
-    """Prints both lists; True when they have STEPS entries and agree within the tolerances."""
+def compare(title, want, got, first_tol, tol, checked=STEPS):
+    """Prints both lists; True when they have STEPS entries and the first `checked` agree
+    within the tolerances."""
     print(f"{title}\n  step  {'expected':>12} {'got':>12}  rel diff")
     ok = len(want) == STEPS and len(got) == STEPS
     for step in range(max(len(want), len(got))):
         a = want[step] if step < len(want) else float("nan")
         b = got[step] if step < len(got) else float("nan")
         rel = abs(a - b) / max(abs(a), 1e-12)
-        good = rel <= (first_tol if step == 0 else tol)
+        good = rel <= (first_tol if step == 0 else tol) or step >= checked
         ok = ok and good
-        print(f"  {step:4d}  {a:12.7f} {b:12.7f}  {rel:.2e}{'' if good else '  MISMATCH'}")
+        note = "" if good else "  MISMATCH"
+        note = "  (not checked)" if step >= checked else note
+        print(f"  {step:4d}  {a:12.7f} {b:12.7f}  {rel:.2e}{note}")
     print(f"  {'ok' if ok else 'FAILED'} ({len(want)} vs {len(got)} steps)\n", flush=True)
     return ok
 
@@ -153,7 +162,7 @@ def check_crew(name, case, folder, build):
     init = write_init(case, folder, name)
     want = torch_losses(case, folder, name, ["--init", init])
     got = crew_losses(build, case, folder, init)
-    return compare(f"{name}: torch vs crew {case['crew']}", want, got, 1e-4, 1e-3)
+    return compare(f"{name}: torch vs crew {case['crew']}", want, got, 1e-4, 1e-3, case["checked"])
 
 
 def main():
