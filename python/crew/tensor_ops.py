@@ -77,12 +77,12 @@ def _install_operators():
                      ("__le__", less_equal), ("__gt__", greater_than), ("__ge__", greater_equal)):
         setattr(Tensor, name, fn)
     Tensor.__hash__ = object.__hash__
-    for name in ("reshape", "unsqueeze", "squeeze", "flatten", "transpose", "matmul", "sum", "mean",
-                 "argmax", "exp", "log", "pow"):
+    for name in ("reshape", "unsqueeze", "squeeze", "flatten", "transpose", "split", "matmul", "sum",
+                 "mean", "argmax", "exp", "log", "pow"):
         setattr(Tensor, name, _method(getattr(_C, name)))
     Tensor.max = max
     Tensor.min = min
-    Tensor.T = property(lambda t: _C.transpose(t, [1, 0]))
+    Tensor.T = property(lambda t: _C.transpose(t, list(range(t.ndim - 1, -1, -1))))
 
 
 _install_operators()

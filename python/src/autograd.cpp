@@ -36,30 +36,96 @@ Tensor reduce(const Tensor& x, py::object axis, bool keepdim, bool mean, const c
   return mean ? crew::mean(x, a, keepdim) : crew::sum(x, a, keepdim);
 }
 
-// x[i] and x[a:b] on axis 0: views of the rows (no copy). Recorded in no graph, so a tensor
-// that requires grad must go through a differentiable op instead.
-Tensor index_first_axis(const Tensor& t, py::handle key) {
-  if (t.dim() == 0) throw py::index_error("a 0-d tensor cannot be indexed");
-  if (t.requires_grad() && is_grad_enabled()) {
-    throw py::type_error("indexing records no gradient: index t.detach() or use crew.no_grad() "
-                         "(shape " + shape_str(t.shape()) + ")");
-  }
-  const int64_t n = t.size(0);
+// One index on an axis of extent n: an int in [-n, n) -> [i, i + 1), or a slice of step 1.
+struct AxisRange {
+  int64_t start, stop;
+  bool is_int;
+};
+
+AxisRange axis_range(py::handle key, int64_t n, int64_t axis) {
   if (PyIndex_Check(key.ptr())) {
-    int64_t i = key.cast<int64_t>();
+    const auto i = key.cast<int64_t>();
     if (i < -n || i >= n) {
-      throw py::index_error("index " + std::to_string(i) + " is out of range for axis 0 of size " +
-                            std::to_string(n));
+      throw py::index_error("index " + std::to_string(i) + " is out of range for axis " + std::to_string(axis) +
+                            " of size " + std::to_string(n));
     }
-    return t.select(i < 0 ? i + n : i);
+    const int64_t j = i < 0 ? i + n : i;
+    return {j, j + 1, true};
   }
   if (PySlice_Check(key.ptr())) {
     Py_ssize_t start, stop, step, len;
     if (PySlice_GetIndicesEx(key.ptr(), n, &start, &stop, &step, &len) != 0) throw py::error_already_set();
-    if (step != 1) throw py::index_error("only slices with step 1 are supported on axis 0");
-    return t.slice(start, std::max(start, stop));
+    if (step != 1) throw py::index_error("only slices with step 1 are supported (axis " + std::to_string(axis) + ")");
+    return {start, std::max<int64_t>(start, stop), false};
   }
-  throw py::type_error("crew tensors are indexed on axis 0 by an int or a slice");
+  throw py::type_error("crew tensors are indexed by ints and slices (step 1), one per leading axis");
+}
+
+// x[key]: key an int, a slice or a tuple of them for the leading axes. One key on a tensor
+// that records no gradient is a view of axis 0 (no copy); otherwise the result is a
+// differentiable copy (crew::slice per axis, int axes squeezed).
+Tensor index(const Tensor& t, py::handle key) {
+  if (t.dim() == 0) throw py::index_error("a 0-d tensor cannot be indexed");
+  const bool tuple = PyTuple_Check(key.ptr());
+  if (!tuple && !(t.requires_grad() && is_grad_enabled())) {
+    const AxisRange r = axis_range(key, t.size(0), 0);
+    return r.is_int ? t.select(r.start) : t.slice(r.start, r.stop);
+  }
+  std::vector<py::handle> keys;
+  if (tuple) {
+    for (py::handle k : py::reinterpret_borrow<py::tuple>(key)) keys.push_back(k);
+  } else {
+    keys.push_back(key);
+  }
+  if (static_cast<int64_t>(keys.size()) > t.dim()) {
+    throw py::index_error("too many indices: " + std::to_string(keys.size()) + " for a tensor of shape " +
+                          shape_str(t.shape()));
+  }
+  std::vector<AxisRange> ranges;
+  for (size_t a = 0; a < keys.size(); ++a) ranges.push_back(axis_range(keys[a], t.size(a), a));
+  py::gil_scoped_release nogil;
+  Tensor y = t;
+  for (size_t a = 0; a < ranges.size(); ++a) y = slice(y, a, ranges[a].start, ranges[a].stop);
+  for (size_t a = ranges.size(); a-- > 0;) {
+    if (ranges[a].is_int) y = squeeze(y, a);
+  }
+  return y;
+}
+
+// Paddle's split: an int (equal pieces, crew::split) or a list of section sizes, at most one
+// of them -1 (the rest of the axis).
+std::vector<Tensor> split_sections(const Tensor& x, py::handle num_or_sections, int64_t axis) {
+  const int64_t a = norm_axis(axis, x.dim(), "split");
+  if (PyLong_Check(num_or_sections.ptr())) {
+    const auto n = num_or_sections.cast<int64_t>();
+    py::gil_scoped_release nogil;
+    return split(x, n, a);
+  }
+  auto sizes = num_or_sections.cast<std::vector<int64_t>>();
+  const int64_t extent = x.size(a);
+  int64_t known = 0, rest = -1;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == -1 && rest < 0) {
+      rest = static_cast<int64_t>(i);
+    } else if (sizes[i] < 0) {
+      throw py::value_error("split: section sizes must be >= 0 with at most one -1");
+    } else {
+      known += sizes[i];
+    }
+  }
+  if (rest >= 0) sizes[rest] = extent - known;
+  if ((rest >= 0 && known > extent) || (rest < 0 && known != extent)) {
+    throw py::value_error("split: sections sum to " + std::to_string(known) + " but axis " + std::to_string(a) +
+                          " of shape " + shape_str(x.shape()) + " has " + std::to_string(extent));
+  }
+  py::gil_scoped_release nogil;
+  std::vector<Tensor> out;
+  int64_t begin = 0;
+  for (int64_t s : sizes) {
+    out.push_back(slice(x, a, begin, begin + s));
+    begin += s;
+  }
+  return out;
 }
 
 void bind_members(py::class_<Tensor>& cls) {
@@ -85,7 +151,7 @@ void bind_members(py::class_<Tensor>& cls) {
       .def("clear_gradient", [](Tensor& t, bool set_to_zero) { t.clear_grad(set_to_zero); },
            py::arg("set_to_zero") = true)
       .def("detach", &Tensor::detach)
-      .def("__getitem__", &index_first_axis);
+      .def("__getitem__", &index);
 }
 
 void bind_operators(py::class_<Tensor>& cls) {
@@ -134,13 +200,23 @@ void bind_functions(py::module_& m) {
           shape.push_back(-1);
           return reshape(x, shape);
         }, py::arg("x"), py::arg("start_axis") = 0);
-  m.def("transpose", [](const Tensor& x, const std::vector<int64_t>& perm) {
-          if (x.dim() != 2 || perm != std::vector<int64_t>{1, 0}) {
-            throw py::value_error("transpose: crew transposes 2-d tensors (perm [1, 0]); got shape " +
-                                  shape_str(x.shape()) + " with perm of " + std::to_string(perm.size()) + " axes");
+  // Paddle's transpose takes a full permutation (crew::permute; a ValueError names a bad one).
+  m.def("transpose", [](const Tensor& x, const std::vector<int64_t>& perm) { return permute(x, perm); },
+        py::arg("x"), py::arg("perm"), Release());
+  m.def("split", [](const Tensor& x, py::handle num_or_sections, int64_t axis) { return split_sections(x, num_or_sections, axis); },
+        py::arg("x"), py::arg("num_or_sections"), py::arg("axis") = 0);
+  // Paddle's slice(input, axes, starts, ends): one crew::slice per axis.
+  m.def("slice", [](const Tensor& x, const std::vector<int64_t>& axes, const std::vector<int64_t>& starts,
+                    const std::vector<int64_t>& ends) {
+          if (axes.size() != starts.size() || axes.size() != ends.size()) {
+            throw py::value_error("slice: axes, starts and ends have " + std::to_string(axes.size()) + ", " +
+                                  std::to_string(starts.size()) + " and " + std::to_string(ends.size()) + " entries");
           }
-          return transpose2d(x);
-        }, py::arg("x"), py::arg("perm"));
+          py::gil_scoped_release nogil;
+          Tensor y = x;
+          for (size_t i = 0; i < axes.size(); ++i) y = crew::slice(y, axes[i], starts[i], ends[i]);
+          return y;
+        }, py::arg("input"), py::arg("axes"), py::arg("starts"), py::arg("ends"));
   m.def("concat", [](const std::vector<Tensor>& xs, int64_t axis) {
           if (xs.empty()) throw py::value_error("concat: the list of tensors is empty");
           return concat(xs, norm_axis(axis, xs[0].dim(), "concat"));

@@ -6,6 +6,7 @@
 
 #include "bindings.h"
 #include "crew/core/error.h"
+#include "crew/tensor/random.h"
 #include "tensor_numpy.h"
 
 namespace crew::python {
@@ -76,6 +77,8 @@ void bind_tensor(py::module_& m) {
   m.def("to_tensor", &to_tensor, py::arg("data"), py::arg("dtype") = py::none(),
         py::arg("place") = py::none(), py::arg("stop_gradient") = true,
         "A new tensor from a NumPy array, a (nested) list, a scalar or a Tensor (copied).");
+  // Paddle's seed: reseeds the default generator (initialisers, dropout, shuffles, sampling).
+  m.def("seed", [](uint64_t seed) { default_generator().manual_seed(seed); }, py::arg("seed"));
 }
 
 }  // namespace crew::python
