@@ -15,6 +15,8 @@ void bind_tensor(py::module_& m);       // tensor.cpp: Tensor, to_tensor, NumPy
 void bind_serialize(py::module_& m);    // serialize.cpp: save, load (safetensors)
 void bind_autograd(py::module_& m);     // autograd.cpp: backward, no_grad, differentiable ops
 void bind_nn(py::module_& m);           // nn.cpp: Layer (subclassable), layers, functional
+void bind_nn_layers(py::module_& m);    // nn_layers.cpp: LayerNorm, Embedding, attention, ...
+void bind_nn_models(py::module_& m);    // nn_models.cpp: nn.models (ResNet, GPT)
 void bind_optim(py::module_& m);        // optim.cpp: optimizers, LR schedules
 void bind_io(py::module_& m);           // io.cpp: Dataset (subclassable), samplers, DataLoader
 void bind_vision(py::module_& m);       // vision.cpp: datasets, transforms

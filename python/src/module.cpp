@@ -9,6 +9,8 @@ PYBIND11_MODULE(_C, m) {
   crew::python::bind_serialize(m);
   crew::python::bind_autograd(m);
   crew::python::bind_nn(m);
+  crew::python::bind_nn_layers(m);
+  crew::python::bind_nn_models(m);
   crew::python::bind_optim(m);
   crew::python::bind_io(m);
   crew::python::bind_vision(m);

@@ -2,10 +2,11 @@
 from . import functional
 from .layer import Layer
 from .._C.optimizer import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
-from .layers import (AvgPool2D, BatchNorm2D, Conv2D, Dropout, Flatten, GELU, Linear, MaxPool2D,
-                     ReLU, Sequential, Sigmoid, Softmax, Tanh)
+from .layers import (AdaptiveAvgPool2D, AvgPool2D, BatchNorm2D, Conv2D, Dropout, Embedding, Flatten,
+                     GELU, LayerNorm, Linear, MaxPool2D, ReLU, Sequential, Sigmoid, Softmax, Tanh)
 from .sync_batch_norm import SyncBatchNorm
 
 __all__ = ["Layer", "functional", "Conv2D", "Linear", "MaxPool2D", "AvgPool2D", "BatchNorm2D",
            "Dropout", "Flatten", "ReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "Sequential",
-           "ClipGradByGlobalNorm", "ClipGradByNorm", "ClipGradByValue", "SyncBatchNorm"]
+           "ClipGradByGlobalNorm", "ClipGradByNorm", "ClipGradByValue", "SyncBatchNorm",
+           "LayerNorm", "Embedding", "AdaptiveAvgPool2D"]

@@ -1,3 +1,5 @@
 """crew.nn.functional: Paddle's paddle.nn.functional, in C++ (crew::nn::functional)."""
 from .._C.nn.functional import (accuracy, cross_entropy, flatten, gelu, linear, log_softmax,  # noqa: F401
                                 mse_loss, relu, sigmoid, softmax, tanh)
+from .._C.nn.functional import (adaptive_avg_pool2d, embedding, layer_norm,  # noqa: F401
+                                scaled_dot_product_attention)

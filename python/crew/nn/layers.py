@@ -103,3 +103,33 @@ class Sequential(Layer):
 
     def __len__(self):
         return len(self._sub_layers)
+
+
+class LayerNorm(CppLayer):
+    """Normalises over the last axis (normalized_shape: an int or a 1-element list); weight
+    (ones) and bias (zeros) of shape [normalized_shape]."""
+
+    def __init__(self, normalized_shape, epsilon=1e-05, weight_attr=None, bias_attr=None, name=None):
+        if weight_attr is False or bias_attr is False:
+            raise ValueError("LayerNorm: weight_attr=False / bias_attr=False are not supported")
+        super().__init__(_n.LayerNorm(normalized_shape, epsilon))
+
+
+class Embedding(CppLayer):
+    """Looks int64 ids [...] up in weight [num_embeddings, embedding_dim] -> [..., embedding_dim];
+    padding_idx (None, or an id, negative counting from the end) gives zero rows, no gradient."""
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, sparse=False, weight_attr=None,
+                 name=None):
+        if sparse:
+            raise ValueError("Embedding: sparse=True is not supported (crew's gradients are dense)")
+        super().__init__(_n.Embedding(num_embeddings, embedding_dim, padding_idx))
+
+
+class AdaptiveAvgPool2D(CppLayer):
+    """x [N, C, H, W] -> [N, C, oh, ow] over adaptive bins; output_size an int or (oh, ow)."""
+
+    def __init__(self, output_size, data_format="NCHW", name=None):
+        if data_format != "NCHW":
+            raise ValueError(f"AdaptiveAvgPool2D: data_format='{data_format}': crew supports 'NCHW'")
+        super().__init__(_n.AdaptiveAvgPool2D(output_size))
