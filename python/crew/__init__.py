@@ -9,8 +9,8 @@ collectives. docs/python.md maps Paddle's API to crew's and lists what differs.
 from . import _C
 from ._C import Tensor, dtype, to_tensor, save, load
 from ._C import (add, subtract, multiply, divide, exp, log, pow, matmul, sum, mean, argmax,  # noqa: A004
-                 reshape, unsqueeze, squeeze, flatten, transpose, concat, stack,
-                 is_grad_enabled, set_grad_enabled)
+                 reshape, unsqueeze, squeeze, flatten, transpose, concat, stack, split, slice,
+                 seed, is_grad_enabled, set_grad_enabled)
 from .tensor_ops import (no_grad, equal, not_equal, less_than, less_equal, greater_than,  # noqa: E402
                          greater_equal, max, min)
 
@@ -22,5 +22,5 @@ int32 = dtype.int32
 int64 = dtype.int64
 uint8 = dtype.uint8
 
-from . import nn, optimizer, io, vision, distributed  # noqa: E402
+from . import nn, optimizer, io, vision, text, distributed  # noqa: E402
 from .parallel import DataParallel  # noqa: E402

@@ -1,6 +1,7 @@
 """crew.vision.models: networks built from crew.nn layers."""
 from .. import nn
 from .._C.nn import MyNet as _CppMyNet
+from .._C.nn import models as _models
 from ..nn.layer import CppLayer
 
 
@@ -29,4 +30,40 @@ def MyNet(num_classes=10, in_channels=1, image_size=28):
     return CppLayer(_CppMyNet(num_classes, in_channels, image_size))
 
 
-__all__ = ["LeNet", "MyNet"]
+# Paddle's block class for ResNet(block, depth); crew builds BasicBlock ResNets only.
+BasicBlock = _models.BasicBlock
+
+
+class ResNet(CppLayer):
+    """Paddle's ResNet with BasicBlocks (depth 18 or 34) as one C++ layer
+    (crew/nn/models/resnet.h): x [N, 3, H, W] -> logits [N, num_classes] (the feature map
+    when num_classes <= 0 and with_pool=False). state_dict has Paddle's keys and layouts
+    (conv1.weight, bn1._mean, layer2.0.downsample.0.weight, fc.weight [512, num_classes])."""
+
+    def __init__(self, block, depth=50, width=64, num_classes=1000, with_pool=True, groups=1):
+        if block is not BasicBlock or depth not in (18, 34) or width != 64 or groups != 1:
+            raise ValueError(f"ResNet: crew builds BasicBlock ResNets of depth 18 or 34 with width=64, "
+                             f"groups=1; got block={getattr(block, '__name__', block)}, depth={depth}, "
+                             f"width={width}, groups={groups}")
+        super().__init__(_models.ResNet(depth, num_classes, with_pool))
+        self.num_classes = num_classes
+        self.with_pool = with_pool
+
+
+def _resnet(depth, pretrained, kwargs):
+    if pretrained:
+        raise ValueError(f"resnet{depth}: pretrained weights are not available (crew has no network "
+                         "access); load a state dict with set_state_dict(crew.load(path))")
+    return ResNet(BasicBlock, depth, **kwargs)
+
+
+def resnet18(pretrained=False, **kwargs):
+    """ResNet-18: resnet18(num_classes=10) has 11,181,642 parameters."""
+    return _resnet(18, pretrained, kwargs)
+
+
+def resnet34(pretrained=False, **kwargs):
+    return _resnet(34, pretrained, kwargs)
+
+
+__all__ = ["LeNet", "MyNet", "BasicBlock", "ResNet", "resnet18", "resnet34"]
