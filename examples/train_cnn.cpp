@@ -31,10 +31,8 @@
 // seeds (seed + rank, pass = epoch) depend only on (seed, epoch, batch), and the generators'
 // states are checkpointed too. SIGINT/SIGTERM then end the run after the step in progress with
 // a checkpoint of it and exit code 128 + the signal.
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -60,6 +58,7 @@
 #include "crew/tensor/random.h"
 #include "crew/tensor/safetensors.h"
 #include "examples/train_cnn_checkpoint.h"
+#include "examples/trainer/flags.h"
 
 namespace {
 
@@ -460,25 +459,6 @@ int run(const TrainOptions& o) {
   return 0;
 }
 
-// Why an output directory cannot be used ("" when it can): created if missing, then writable.
-std::string directory_problem(const std::string& dir) {
-  std::error_code ec;
-  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) return "not a directory";
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return "cannot create it: " + ec.message();
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) return std::string("not writable: ") + std::strerror(errno);
-  return "";
-}
-
-// Why an output file cannot be appended to ("" when it can); creates it, as the run would.
-std::string file_problem(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return "is a directory";
-  std::ofstream out(path, std::ios::app);
-  if (!out) return std::string("cannot open it for writing: ") + std::strerror(errno);
-  return "";
-}
-
 // Every output path checked before the data is read and the first step runs: a bad one is a
 // usage error ("train_cnn: --save /proc/nope: cannot create it: ..."), not a failure at the
 // first write that loses the run.
@@ -487,11 +467,11 @@ bool check_output_paths(const TrainOptions& o) {
                                                              {"--save", &o.save}};
   bool ok = true;
   for (const auto& [flag, dir] : dirs) {
-    const std::string why = dir->empty() ? "" : directory_problem(*dir);
+    const std::string why = dir->empty() ? "" : trainer::directory_problem(*dir);
     if (!why.empty()) std::cerr << "train_cnn: " << flag << " " << *dir << ": " << why << std::endl;
     ok = ok && why.empty();
   }
-  const std::string why = o.metrics.empty() ? "" : file_problem(o.metrics);
+  const std::string why = o.metrics.empty() ? "" : trainer::file_problem(o.metrics);
   if (!why.empty()) std::cerr << "train_cnn: --metrics " << o.metrics << ": " << why << std::endl;
   return ok && why.empty();
 }

@@ -44,8 +44,6 @@ void add_train_flags(CLI::App& app, TrainFlags& f) {
   app.add_option("--log-every", f.log_every, "print the loss line every N steps")->check(CLI::PositiveNumber);
 }
 
-namespace {
-
 std::string directory_problem(const std::string& dir) {
   std::error_code ec;
   if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) return "not a directory";
@@ -62,8 +60,6 @@ std::string file_problem(const std::string& path) {
   if (!out) return std::string("cannot open it for writing: ") + std::strerror(errno);
   return "";
 }
-
-}  // namespace
 
 bool check_output_paths(const TrainFlags& f, const std::string& program) {
   bool ok = true;

@@ -35,6 +35,10 @@ struct TrainFlags {
 
 // Registers the shared options on app with the given defaults in flags.
 void add_train_flags(CLI::App& app, TrainFlags& flags);
+// Why an output directory cannot be used ("" when it can): created if missing, then writable.
+std::string directory_problem(const std::string& dir);
+// Why an output file cannot be appended to ("" when it can); creates it, as the run would.
+std::string file_problem(const std::string& path);
 // Every output path checked before any data is read; prints "<program>: --flag PATH: why".
 bool check_output_paths(const TrainFlags& flags, const std::string& program);
 
