@@ -32,5 +32,10 @@ if(TARGET crew_cli)
       COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/smoke/ranks_equivalence.py ${PROJECT_BINARY_DIR}/bin
               ${CMAKE_CURRENT_BINARY_DIR}/ranks_equivalence)
     set_tests_properties(smoke.models_ranks_equivalence PROPERTIES TIMEOUT 300 LABELS "smoke;distributed")
+    # --checkpoint-dir: stopped at step 4, resumed to 6, the same losses as a straight run.
+    add_test(NAME smoke.train_gpt_resume
+      COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/smoke/resume_check.py ${PROJECT_BINARY_DIR}/bin
+              ${CMAKE_CURRENT_BINARY_DIR}/train_gpt_resume)
+    set_tests_properties(smoke.train_gpt_resume PROPERTIES TIMEOUT 120 LABELS smoke)
   endif()
 endif()
