@@ -158,7 +158,8 @@ void Reducer::mark_ready(size_t index, bool has_grad) {
   if (grad.defined()) {
     CREW_CHECK_EQ(grad.numel(), param.numel(), "DataParallel: gradient of ", names_[index],
                   " has the wrong size");
-    std::memcpy(dst, grad.data<float>(), grad.nbytes());
+    // After the first step the gradient is a view of this slot (finalize): nothing to copy.
+    if (grad.data<float>() != dst) std::memcpy(dst, grad.data<float>(), grad.nbytes());
   } else {
     std::memset(dst, 0, param.nbytes());
   }
@@ -203,21 +204,21 @@ void Reducer::finalize() {
   for (auto& bucket : buckets_) wait_bucket(bucket);
   stats_.comm_wait_seconds = wait_clock.seconds();
   total_comm_wait_ += stats_.comm_wait_seconds;
+  // The averaged gradients stay in the buckets and become the parameters' gradients as
+  // views of them (PyTorch's gradient_as_bucket_view): no copy out now, and the next backward
+  // accumulates straight into the bucket, so mark_ready copies nothing either.
   const float scale = 1.0f / static_cast<float>(group_->size());
   for (auto& bucket : buckets_) {
     bucket.work.reset();
-    const float* src = bucket.flat.data<float>();
+    float* flat = bucket.flat.data<float>();
+    const int64_t total = bucket.flat.numel();
+    for (int64_t k = 0; k < total; ++k) flat[k] *= scale;
     for (size_t s = 0; s < bucket.params.size(); ++s) {
       Tensor& param = params_[bucket.params[s]];
+      const int64_t begin = bucket.offsets[s];
+      Tensor slot = bucket.flat.slice(begin, begin + param.numel()).view(param.shape());
       Tensor grad = param.grad();
-      if (!grad.defined()) {
-        grad = Tensor::zeros(param.shape());
-        param.set_grad(grad);
-      }
-      float* g = grad.data<float>();
-      const float* from = src + bucket.offsets[s];
-      const int64_t n = param.numel();
-      for (int64_t k = 0; k < n; ++k) g[k] = from[k] * scale;
+      if (!grad.defined() || grad.data<float>() != slot.data<float>()) param.set_grad(slot);
     }
   }
   ++steps_;
