@@ -22,17 +22,15 @@ double at(const std::vector<double>& v, int64_t base, int64_t cols, bool trans, 
   return trans ? v[base + j * cols + i] : v[base + i * cols + j];
 }
 
-// Offset of output batch `i` in an input of batch shape `in` (right-aligned, 1 broadcasts).
+// Offset of output batch `i` in an input of batch shape `in` (right-aligned, 1 broadcasts):
+// unravel i over `out` into coordinates, clamp broadcast axes to 0, ravel them over `in`.
 int64_t offset_of(int64_t i, const Shape& out, Shape in, int64_t mat) {
   in.insert(in.begin(), out.size() - in.size(), 1);
-  int64_t off = 0, stride = mat;
-  for (size_t d = out.size(); d-- > 0;) {
-    const int64_t idx = i % out[d];
-    i /= out[d];
-    if (in[d] != 1) off += idx * stride;
-    stride *= in[d];
-  }
-  return off;
+  std::vector<int64_t> coord(out.size());
+  for (size_t d = out.size(); d-- > 0; i /= out[d]) coord[d] = i % out[d];
+  int64_t flat = 0;
+  for (size_t d = 0; d < out.size(); ++d) flat = flat * in[d] + (in[d] == 1 ? 0 : coord[d]);
+  return flat * mat;
 }
 
 std::vector<double> reference(const Tensor& a, const Tensor& b, bool ta, bool tb, const Shape& out) {
