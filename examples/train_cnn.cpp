@@ -33,11 +33,8 @@
 // a checkpoint of it and exit code 128 + the signal.
 
 #include <CLI/CLI.hpp>
-#include <charconv>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -59,6 +56,7 @@
 #include "crew/tensor/safetensors.h"
 #include "examples/train_cnn_checkpoint.h"
 #include "examples/trainer/flags.h"
+#include "examples/trainer/metrics.h"
 
 namespace {
 
@@ -133,30 +131,8 @@ class Prefix : public crew::io::Dataset {
   int64_t n_;
 };
 
-// NumPy's float32 repr: the shortest decimal that reads back as the same float.
-std::string short_float(float v) {
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, res.ptr);
-}
-
-// Appends JSON lines; a no-op without a path.
-class Metrics {
- public:
-  explicit Metrics(const std::string& path) {
-    if (path.empty()) return;
-    out_.open(path, std::ios::app);
-    if (!out_) throw crew::IOError(crew::errno_message("train_cnn: open metrics file " + path));
-  }
-  void line(const std::string& json) {
-    if (!out_.is_open()) return;
-    out_ << json << '\n';
-    out_.flush();
-  }
-
- private:
-  std::ofstream out_;
-};
+using trainer::Metrics;
+using trainer::short_float;
 
 // Fraction of correctly classified test images, over every rank's unpadded shard.
 double evaluate(crew::nn::models::MyNet& net, const std::shared_ptr<crew::io::Dataset>& test, int num_workers,
@@ -295,7 +271,7 @@ int run(const TrainOptions& o) {
   auto sampler = std::make_shared<crew::io::DistributedBatchSampler>(
       *data.train, o.batch_size, crew::io::DistributedBatchSamplerOptions{.shuffle = !o.no_shuffle});
   crew::io::DataLoader loader(data.train, sampler, {.num_workers = o.num_workers, .seed = o.seed + rank});
-  Metrics metrics(chief ? o.metrics : std::string());
+  Metrics metrics(chief ? o.metrics : std::string(), "train_cnn");
   if (resumed) {
     metrics.line(crew::str_cat("{\"type\": \"resume\", \"step\": ", global_step, ", \"epoch\": ", start_epoch,
                                ", \"batch\": ", start_batch, "}"));

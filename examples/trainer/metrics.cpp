@@ -12,10 +12,10 @@ std::string short_float(float v) {
   return std::string(buf, res.ptr);
 }
 
-Metrics::Metrics(const std::string& path) {
+Metrics::Metrics(const std::string& path, const std::string& program) {
   if (path.empty()) return;
   out_.open(path, std::ios::app);
-  if (!out_) throw crew::IOError(crew::errno_message("open metrics file " + path));
+  if (!out_) throw crew::IOError(crew::errno_message(program + ": open metrics file " + path));
 }
 
 void Metrics::line(const std::string& json) {

@@ -8,10 +8,10 @@ namespace trainer {
 // The shortest decimal that reads back as the same float (NumPy's float32 repr).
 std::string short_float(float v);
 
-// Appends JSON lines to a file; a no-op without a path.
+// Appends JSON lines to a file; a no-op without a path. `program` prefixes the open error.
 class Metrics {
  public:
-  explicit Metrics(const std::string& path);
+  Metrics(const std::string& path, const std::string& program);
   void line(const std::string& json);
 
  private:

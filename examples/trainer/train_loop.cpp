@@ -68,7 +68,7 @@ struct Profile {
 class Loop {
  public:
   Loop(const TrainFlags& f, const Session& s, TrainTask& t)
-      : f_(f), s_(s), t_(t), metrics_(s.rank == 0 ? f.metrics : "") {}
+      : f_(f), s_(s), t_(t), metrics_(s.rank == 0 ? f.metrics : "", t.program) {}
   int run();
 
  private:
