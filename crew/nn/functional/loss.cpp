@@ -13,22 +13,15 @@ namespace {
 // Paddle's default ignore_index: rows with this label add no loss and no gradient.
 constexpr int64_t kIgnoreIndex = -100;
 
-// Whether labels of shape `got` index rows of shape `rows`: equal, or `rows` plus a trailing 1.
-bool labels_match(const Shape& got, const Shape& rows) {
-  if (got == rows) return true;
-  Shape with_one = rows;
-  with_one.push_back(1);
-  return got == with_one;
-}
-
 // labels int64 of shape `rows` ([N] for [N, K] logits) or rows + [1] -> their values, checked
 // against the class count.
 std::vector<int64_t> read_labels(const Tensor& labels, const Shape& rows, int64_t k, const char* op) {
   CREW_CHECK(labels.dtype() == DType::INT64, op, ": labels must be int64, got ", dtype_name(labels.dtype()));
   Shape with_one = rows;
   with_one.push_back(1);
-  CREW_CHECK(labels_match(labels.shape(), rows), op, ": labels of shape ", shape_str(labels.shape()),
-             " do not match the logits' rows (expected ", shape_str(rows), " or ", shape_str(with_one), ")");
+  CREW_CHECK(labels.shape() == rows || labels.shape() == with_one, op, ": labels of shape ",
+             shape_str(labels.shape()), " do not match the logits' rows (expected ", shape_str(rows), " or ",
+             shape_str(with_one), ")");
   const int64_t n = shape_numel(rows);
   const int64_t* lp = labels.data<int64_t>();
   std::vector<int64_t> out(lp, lp + n);
