@@ -62,7 +62,7 @@ int run(const trainer::TrainFlags& f, const GPTFlags& g) {
   trainer::Session session = trainer::start(f);
   auto text = text_data(g);
   auto net = std::make_shared<crew::nn::models::GPT>(g.model);
-  auto schedule = trainer::make_schedule(f, trainer::planned_steps(f, text->size(), session.world));
+  auto schedule = trainer::make_schedule(f, trainer::planned_steps(f, *text));
   crew::optim::LearningRate lr =
       schedule ? crew::optim::LearningRate(schedule) : crew::optim::LearningRate(f.lr);
   auto opt = make_optimizer(g, *net, lr);

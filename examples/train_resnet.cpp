@@ -53,7 +53,7 @@ int run(const trainer::TrainFlags& f, const ResNetFlags& r) {
   auto data = train_data(r, f.seed);
   std::shared_ptr<crew::nn::Layer> net = crew::nn::models::resnet18(10);
   if (r.sync_bn) net = crew::SyncBatchNorm::convert_sync_batchnorm(net);
-  auto schedule = trainer::make_schedule(f, trainer::planned_steps(f, data->size(), session.world));
+  auto schedule = trainer::make_schedule(f, trainer::planned_steps(f, *data));
   crew::optim::LearningRate lr =
       schedule ? crew::optim::LearningRate(schedule) : crew::optim::LearningRate(f.lr);
   auto opt = std::make_shared<crew::optim::Adam>(net->named_parameters(),

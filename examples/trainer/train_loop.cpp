@@ -33,9 +33,10 @@ Session start(const TrainFlags& f) {
   return {crew::dist::get_rank(), crew::dist::get_world_size()};
 }
 
-int64_t planned_steps(const TrainFlags& f, int64_t dataset_size, int world) {
-  const int64_t per_epoch = dataset_size / (f.batch_size * world);  // drop_last, as the sampler pads
-  int64_t total = std::max<int64_t>(1, per_epoch) * f.epochs;
+int64_t planned_steps(const TrainFlags& f, const crew::io::Dataset& data) {
+  // Batches per epoch as the loop's sampler counts them (this rank's share, padded).
+  const crew::io::DistributedBatchSampler sampler(data, f.batch_size);
+  int64_t total = std::max<int64_t>(1, sampler.size()) * f.epochs;
   if (f.max_steps > 0) total = std::min(total, f.max_steps);
   return std::max<int64_t>(1, total);
 }

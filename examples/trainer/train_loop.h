@@ -38,8 +38,9 @@ struct Session {
 // rank), installs the stop handlers when checkpointing.
 Session start(const TrainFlags& flags);
 
-// Steps the loop will run: min(--max-steps, epochs x batches per epoch) (for schedules).
-int64_t planned_steps(const TrainFlags& flags, int64_t dataset_size, int world);
+// Steps the loop will run: min(--max-steps, epochs x this rank's batches per epoch), for
+// schedules; call after start() (the sampler reads the rank and world size).
+int64_t planned_steps(const TrainFlags& flags, const crew::io::Dataset& data);
 // --lr-schedule: null for a constant rate without warm-up; else LinearWarmup(warmup_steps,
 // 0 -> lr) then the constant rate or CosineAnnealingDecay(lr, total - warmup) down to 0.
 std::shared_ptr<crew::optim::LRScheduler> make_schedule(const TrainFlags& flags, int64_t total_steps);
