@@ -47,8 +47,16 @@ TEST(LaunchFault, LauncherKilledWithSigkillTakesItsWorkersAlong) {
   // Each worker also starts a grandchild, which must die too (process group + PDEATHSIG).
   CrewProcess p(dir, {"launch", "--devices=0,1,2", "--job_id", job, "--log_dir", log, "/bin/sh", "-c",
                       "sleep 60 & echo started; wait"});
-  ASSERT_TRUE(wait_for_text(log + "/workerlog.2", "started", seconds(20)));
-  EXPECT_GE(processes_of_job(job).size(), 6u);
+  // Every worker prints after it started its grandchild; all three must have done so.
+  for (int rank = 0; rank < 3; ++rank)
+    ASSERT_TRUE(wait_for_text(log + "/workerlog." + std::to_string(rank), "started", seconds(20))) << rank;
+  // A process in the middle of an exec may show no environment for a moment: look again.
+  size_t seen = 0;
+  for (int attempt = 0; attempt < 100 && seen < 6u; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(milliseconds(20));
+    seen = processes_of_job(job).size();
+  }
+  EXPECT_GE(seen, 6u);
   p.signal(SIGKILL);
   p.wait(seconds(10));
   // Workers die with the launcher (PR_SET_PDEATHSIG); their own children go with the group
