@@ -1,5 +1,6 @@
 #include "crew/tensor/storage.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -24,6 +25,15 @@ Storage::Storage(size_t bytes, Init init) : bytes_(bytes) {
   }
 }
 
-Storage::~Storage() { std::free(data_); }
+Storage::Storage(void* data, size_t bytes, std::shared_ptr<const void> owner)
+    : data_(data), bytes_(bytes), owner_(std::move(owner)) {
+  CREW_CHECK(data != nullptr && owner_ != nullptr, "Storage: external memory needs data and an owner");
+  CREW_CHECK(reinterpret_cast<uintptr_t>(data) % kAlignment == 0, "Storage: external memory at ", data,
+             " is not ", kAlignment, "-byte aligned");
+}
+
+Storage::~Storage() {
+  if (!owner_) std::free(data_);
+}
 
 }  // namespace crew

@@ -13,6 +13,9 @@ class Storage {
   static constexpr size_t kAlignment = 64;
   enum class Init { ZERO, UNINITIALIZED };
   explicit Storage(size_t bytes, Init init = Init::ZERO);
+  // Memory owned elsewhere (a shared-memory mapping, ...), 64-byte aligned: `owner` keeps it
+  // alive as long as this storage, which never frees `data` itself.
+  Storage(void* data, size_t bytes, std::shared_ptr<const void> owner);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -20,10 +23,13 @@ class Storage {
   void* data() { return data_; }
   const void* data() const { return data_; }
   size_t bytes() const { return bytes_; }
+  // False for memory owned elsewhere (the constructor with an owner).
+  bool owns_memory() const { return owner_ == nullptr; }
 
  private:
   void* data_ = nullptr;
   size_t bytes_ = 0;
+  std::shared_ptr<const void> owner_;  // set for memory owned elsewhere
 };
 
 }  // namespace crew

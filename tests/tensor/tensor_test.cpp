@@ -37,6 +37,27 @@ TEST(Tensor, EmptyZeroFillsUninitializedDoesNot) {
   EXPECT_EQ(Tensor::uninitialized({0, 3}).numel(), 0);
 }
 
+TEST(Tensor, StorageOverMemoryOwnedElsewhereKeepsItsOwnerAndNeverFreesIt) {
+  alignas(64) static float memory[16] = {};
+  auto owner = std::make_shared<int>(7);
+  std::weak_ptr<int> watch = owner;
+  {
+    auto impl = std::make_shared<TensorImpl>();
+    impl->storage = std::make_shared<Storage>(memory, sizeof memory, owner);
+    impl->shape = {16};
+    Tensor t(impl);
+    owner.reset();
+    EXPECT_FALSE(watch.expired());  // the storage holds it
+    EXPECT_FALSE(t.impl()->storage->owns_memory());
+    t.fill_(2.0);
+    EXPECT_EQ(memory[15], 2.0f);
+  }
+  EXPECT_TRUE(watch.expired());
+  EXPECT_EQ(memory[0], 2.0f);  // not freed (static memory: a free would crash)
+  EXPECT_TRUE(Tensor::zeros({4}).impl()->storage->owns_memory());
+  EXPECT_THROW(Storage(memory + 1, 4, std::make_shared<int>(0)), ValueError);  // not 64-byte aligned
+}
+
 TEST(Tensor, ViewsShareStorage) {
   Tensor t = Tensor::arange(12, DType::FLOAT32).view({3, 4});
   Tensor row = t.select(1);
