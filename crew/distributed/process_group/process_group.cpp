@@ -25,6 +25,12 @@ const char* reduce_op_name(ReduceOp op) {
   return "UNKNOWN";
 }
 
+Tensor ProcessGroup::allocate_buffer(int64_t numel, DType dtype) {
+  CREW_CHECK(numel >= 0, "allocate_buffer (rank ", rank_, ", group ", options_.group_name,
+             "): numel must be >= 0, got ", numel);
+  return Tensor::zeros({numel}, dtype);
+}
+
 // ---- registry ----
 
 namespace {

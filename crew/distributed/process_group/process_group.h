@@ -86,6 +86,14 @@ class ProcessGroup {
   virtual std::shared_ptr<Work> recv(Tensor& tensor, int src, int tag) = 0;
   virtual std::shared_ptr<Work> barrier() = 0;
 
+  // A zero-filled 1-d tensor for this group's collectives, placed where the backend can
+  // reduce it in place (as NCCL's registered buffers): shm maps it into every rank, so an
+  // all_reduce of it, or of a part at the same offset on every rank, reads the peers' data
+  // directly instead of copying it through staging buffers. Collective: every rank allocates
+  // the same sizes in the same order. Default (and when shared memory runs short): an
+  // ordinary tensor.
+  virtual Tensor allocate_buffer(int64_t numel, DType dtype);
+
  protected:
   int rank_;
   int size_;

@@ -69,7 +69,9 @@ ShmComm::ShmComm(Store& store, int rank, int world, const ProcessGroupOptions& o
       timeout_(options.timeout),
       spin_(shm.spin),
       liveness_interval_(std::max(shm.liveness_interval, std::chrono::milliseconds(1))),
-      small_bytes_(shm.small_bytes) {
+      small_bytes_(shm.small_bytes),
+      shm_dir_(shm.shm_dir),
+      max_bytes_(shm.max_bytes) {
   CREW_CHECK(world >= 1, "shm: world size must be positive, got ", world);
   CREW_CHECK(rank >= 0 && rank < world, "shm: rank ", rank, " out of range for world size ", world);
   CREW_CHECK(shm.buffer_bytes >= 4096 && shm.buffer_bytes % 64 == 0,
@@ -117,11 +119,15 @@ void ShmComm::attach(Store& store, const ShmOptions& shm) {
   segment_.unlink();
 }
 
+std::string ShmComm::new_segment_name() const {
+  return str_cat("/", shm_segment_prefix(), job_label(), "-", sanitize(group_, 32), "-", ::getpid(), "-",
+                 random_token());
+}
+
 void ShmComm::map_segment(Store& store, const std::string& prefix, const ShmOptions& shm) {
   const size_t bytes = geometry_.total_bytes();
   if (rank_ == 0) {
-    segment_name_ = str_cat("/", shm_segment_prefix(), job_label(), "-", sanitize(group_, 32), "-",
-                            ::getpid(), "-", random_token());
+    segment_name_ = new_segment_name();
     try {
       segment_ = ShmSegment::create(segment_name_, bytes, shm.shm_dir, shm.max_bytes);
     } catch (const CommError& e) {

@@ -48,6 +48,12 @@ void ShmComm::barrier(ShmOp& op) { round(op); }
 void ShmComm::all_reduce(ShmOp& op, void* data, int64_t count, DType dtype, ReduceOp rop) {
   const size_t esize = dtype_size(dtype);
   const size_t bytes = size_t(count) * esize;
+  if (bytes > small_bytes_ && !op.checked) {
+    if (const ShmSharedBuffer* shared = find_shared(op, data, bytes)) {
+      all_reduce_shared(op, *shared, count, dtype, rop);
+      return;
+    }
+  }
   if (bytes <= small_bytes_ && bytes <= buffer_bytes()) {
     // One round: every rank reduces the whole (small) message itself, in rank order.
     const int b = acquire_buffer(op);
@@ -62,6 +68,36 @@ void ShmComm::all_reduce(ShmOp& op, void* data, int64_t count, DType dtype, Redu
     return;
   }
   reduce_chunks(op, data, count, dtype, rop, -1);
+}
+
+void ShmComm::all_reduce_shared(ShmOp& op, const ShmSharedBuffer& buffer, int64_t count, DType dtype,
+                                ReduceOp rop) {
+  // Chunk by chunk (the staging buffers' size), so that what one phase writes the next reads
+  // from the cache: round (the chunk is in place everywhere), reduce this rank's slice from
+  // the peers' regions, round, copy the others' reduced slices.
+  const size_t esize = dtype_size(dtype);
+  const int64_t chunk = static_cast<int64_t>(buffer_bytes() / esize);
+  auto at_rank = [&](int r, int64_t element) {
+    return buffer.region(r) + op.desc.shared_offset + size_t(element) * esize;
+  };
+  for (int64_t off = 0, chunks = chunk_count(count, chunk); chunks > 0; --chunks, off += chunk) {
+    const int64_t n = std::min(chunk, count - off);
+    int64_t lo, hi;
+    slice_of(n, world_, rank_, esize, &lo, &hi);
+    round(op);
+    uint8_t* mine = at_rank(rank_, off + lo);
+    for (int r = 0; r < world_; ++r) {
+      if (r != rank_) reduce_into(mine, at_rank(r, off + lo), hi - lo, dtype, rop);
+    }
+    if (rop == ReduceOp::AVG) finish_avg(mine, hi - lo, dtype, world_);
+    round(op);
+    for (int r = 0; r < world_; ++r) {
+      if (r == rank_) continue;
+      slice_of(n, world_, r, esize, &lo, &hi);
+      std::memcpy(at_rank(rank_, off + lo), at_rank(r, off + lo), size_t(hi - lo) * esize);
+    }
+  }
+  round(op);  // no rank rewrites its region while a peer still copies from it
 }
 
 void ShmComm::reduce(ShmOp& op, void* data, int64_t count, DType dtype, ReduceOp rop, int root) {

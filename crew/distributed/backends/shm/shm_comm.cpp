@@ -35,6 +35,8 @@ const char* shm_op_name(ShmOpKind kind) {
       return "send";
     case ShmOpKind::RECV:
       return "recv";
+    case ShmOpKind::ALLOCATE:
+      return "allocate_buffer";
   }
   return "?";
 }
@@ -54,6 +56,7 @@ std::string describe(const ShmOpDesc& d) {
   if (kind == ShmOpKind::ALL_REDUCE || kind == ShmOpKind::REDUCE || kind == ShmOpKind::REDUCE_SCATTER) {
     s += str_cat(" (op ", reduce_op_name(static_cast<ReduceOp>(d.reduce_op)), ")");
   }
+  if (d.shared >= 0) s += str_cat(" in shared buffer ", d.shared, " at byte ", d.shared_offset);
   return s;
 }
 
@@ -119,7 +122,8 @@ void ShmComm::check_descriptors(ShmOp& op, uint32_t first_step) {
     const bool reducing = op.kind == ShmOpKind::ALL_REDUCE || op.kind == ShmOpKind::REDUCE ||
                           op.kind == ShmOpKind::REDUCE_SCATTER;
     bool same = theirs.kind == mine.kind && theirs.count == mine.count && theirs.dtype == mine.dtype &&
-                (!rooted || theirs.root == mine.root) && (!reducing || theirs.reduce_op == mine.reduce_op);
+                (!rooted || theirs.root == mine.root) && (!reducing || theirs.reduce_op == mine.reduce_op) &&
+                theirs.shared == mine.shared && theirs.shared_offset == mine.shared_offset;
     if (op.kind == ShmOpKind::BARRIER) same = theirs.kind == mine.kind;
     if (!same) {
       // Every rank sees the mismatch at this same round. Undo this op's buffer choice so that

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -41,7 +42,8 @@ enum class ShmOpKind : int32_t {
   REDUCE_SCATTER,
   ALLTOALL,
   SEND,
-  RECV
+  RECV,
+  ALLOCATE
 };
 const char* shm_op_name(ShmOpKind kind);
 
@@ -54,6 +56,15 @@ struct ShmOp {
   bool checked = false;   // descriptors compared (first round done)
   int peer = -1;          // send/recv: the other rank (liveness checks only it)
   int first_buffer = -1;  // the staging buffer acquired before the first round, if any
+};
+
+// A buffer of allocate_shared: one region of `region_bytes` per rank, rank r's at
+// base + r * stride, all mapped by every rank.
+struct ShmSharedBuffer {
+  ShmSegment segment;
+  size_t region_bytes = 0;
+  size_t stride = 0;
+  uint8_t* region(int rank) const { return static_cast<uint8_t*>(segment.data()) + size_t(rank) * stride; }
 };
 
 class ShmComm {
@@ -86,6 +97,13 @@ class ShmComm {
   void alltoall(ShmOp& op, const std::vector<void*>& outputs, const std::vector<const void*>& inputs,
                 size_t bytes);
 
+  // ---- buffers in shared memory (shm_shared_buffer.cpp) ----
+  // Collective (an ALLOCATE op): rank 0 creates a segment with a region of `bytes` for every
+  // rank, the others map it; returns this rank's zero-filled region, which *owner keeps
+  // mapped. Null on every rank when any rank lacked the space (the caller falls back to
+  // ordinary memory); CommError on every rank for other failures.
+  void* allocate_shared(ShmOp& op, size_t bytes, std::shared_ptr<const void>* owner);
+
   // Point to point through the (src -> dst) mailbox (shm_p2p.cpp).
   void send(ShmOp& op, const void* data, size_t bytes, int dst, int64_t tag);
   void recv(ShmOp& op, void* data, size_t bytes, int src, int64_t tag);
@@ -101,6 +119,17 @@ class ShmComm {
   void map_segment(Store& store, const std::string& prefix, const ShmOptions& shm);
   // Every rank publishes whether map_segment worked; throws on all ranks if any failed.
   void agree_on_segment(Store& store, const std::string& prefix, const std::string& vote);
+  // The shared buffer holding [data, data + bytes) in this rank's region: sets op.desc.shared
+  // and shared_offset and returns the buffer, or null (shm_shared_buffer.cpp).
+  const ShmSharedBuffer* find_shared(ShmOp& op, const void* data, size_t bytes) const;
+  // The max_bytes to pass for a new segment of `wanted` bytes (0: no limit), counting what
+  // this rank has mapped already; BackendUnavailableError when it does not fit.
+  size_t shared_limit(size_t wanted) const;
+  // A fresh /dev/shm name: prefix, job, group, pid and a random token (shm_attach.cpp).
+  std::string new_segment_name() const;
+  // all_reduce in place in a shared buffer: each rank reduces its slice reading the peers'
+  // regions directly, then copies the others' reduced slices; no staging copies.
+  void all_reduce_shared(ShmOp& op, const ShmSharedBuffer& buffer, int64_t count, DType dtype, ReduceOp rop);
   // Chunked reduce-scatter + all-gather; root < 0: every rank gets the result, else only root.
   void reduce_chunks(ShmOp& op, void* data, int64_t count, DType dtype, ReduceOp rop, int root);
   // Calls body(off, n, b) for each chunk [off, off + n) of `total` units, `chunk` units at a
@@ -142,6 +171,8 @@ class ShmComm {
   std::chrono::microseconds spin_;
   std::chrono::milliseconds liveness_interval_;
   size_t small_bytes_;
+  std::string shm_dir_;   // where new segments go (free-space check)
+  size_t max_bytes_ = 0;  // ShmOptions::max_bytes, for every segment of this rank together
   bool oversubscribed_ = false;  // more ranks than CPUs: yield instead of pure spinning
 
   ShmSegment segment_;
@@ -158,6 +189,9 @@ class ShmComm {
   uint32_t my_step_ = 0;
   uint32_t free_after_[2] = {0, 0};
   int next_buffer_ = 0;
+
+  // Buffers of allocate_shared, by id; only the collectives' thread touches them.
+  std::vector<std::shared_ptr<ShmSharedBuffer>> shared_;
 
   // The first error that broke the group (shared by the three op threads).
   mutable std::mutex broken_mu_;

@@ -14,7 +14,7 @@
 namespace crew::dist::detail {
 
 inline constexpr uint64_t kShmMagic = 0x6372657773686d31ULL;  // "crewshm1"
-inline constexpr uint32_t kShmVersion = 1;
+inline constexpr uint32_t kShmVersion = 2;
 inline constexpr size_t kShmBlock = 128;
 inline constexpr size_t kShmErrorChars = 512;
 
@@ -32,6 +32,8 @@ struct ShmOpDesc {
   int32_t dtype = 0;
   int32_t root = 0;
   int32_t reduce_op = 0;
+  int32_t shared = -1;        // all_reduce in a shared buffer: its id (ShmComm::allocate_shared)
+  int64_t shared_offset = 0;  // and the data's byte offset in this rank's region
 };
 
 struct alignas(kShmBlock) RankControl {

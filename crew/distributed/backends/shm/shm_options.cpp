@@ -27,6 +27,7 @@ ShmOptions ShmOptions::from_env() {
   const long long max_bytes = env::get_int("CREW_SHM_MAX_BYTES", 0);
   CREW_CHECK(max_bytes >= 0, "CREW_SHM_MAX_BYTES must not be negative, got ", max_bytes);
   o.max_bytes = static_cast<size_t>(max_bytes);
+  o.shared_buffers = env::get_bool("CREW_SHM_SHARED_BUFFERS", o.shared_buffers);
   return o;
 }
 

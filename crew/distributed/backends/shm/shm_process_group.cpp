@@ -18,6 +18,7 @@ class ShmProcessGroup final : public ProcessGroup {
  public:
   ShmProcessGroup(Store& store, int rank, int size, ProcessGroupOptions options, const ShmOptions& shm)
       : ProcessGroup(rank, size, std::move(options)),
+        shared_buffers_(shm.shared_buffers),
         comm_(store, rank, size, options_, shm),
         collectives_(std::make_unique<detail::ShmOpQueue>(shm.worker_start_delay)),
         sends_(std::make_unique<detail::ShmOpQueue>(shm.worker_start_delay)),
@@ -130,6 +131,24 @@ class ShmProcessGroup final : public ProcessGroup {
                  [this](ShmOp& o) { comm_.barrier(o); });
   }
 
+  Tensor allocate_buffer(int64_t numel, DType dtype) override {
+    CREW_CHECK(numel >= 0, "allocate_buffer (rank ", rank_, ", group ", options_.group_name,
+               "): numel must be >= 0, got ", numel);
+    if (!shared_buffers_) return ProcessGroup::allocate_buffer(numel, dtype);
+    const size_t bytes = size_t(numel) * dtype_size(dtype);
+    void* data = nullptr;
+    std::shared_ptr<const void> owner;
+    issue(*collectives_, ShmOpKind::ALLOCATE, numel, dtype, 0, ReduceOp::SUM, [&](ShmOp& o) {
+      data = comm_.allocate_shared(o, bytes, &owner);
+    })->wait();
+    if (data == nullptr) return Tensor::zeros({numel}, dtype);
+    auto impl = std::make_shared<TensorImpl>();
+    impl->storage = std::make_shared<Storage>(data, bytes, std::move(owner));
+    impl->shape = {numel};
+    impl->dtype = dtype;
+    return Tensor(std::move(impl));
+  }
+
  private:
   template <typename Fn>
   std::shared_ptr<Work> issue(detail::ShmOpQueue& queue, ShmOpKind kind, int64_t count, DType dtype, int root,
@@ -169,6 +188,7 @@ class ShmProcessGroup final : public ProcessGroup {
 
   // Declared in destruction order: the queues stop (finishing their ops) before comm_ unmaps.
   const pid_t owner_pid_ = ::getpid();
+  const bool shared_buffers_;
   detail::ShmComm comm_;
   std::atomic<uint64_t> next_seq_{0};
   std::unique_ptr<detail::ShmOpQueue> collectives_;

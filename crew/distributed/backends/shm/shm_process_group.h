@@ -54,6 +54,10 @@ struct ShmOptions {
   // free space of shm_dir (CREW_SHM_MAX_BYTES). A limit for tests and tight machines: a rank
   // whose segment is larger fails as if /dev/shm were that small.
   size_t max_bytes = 0;
+  // ProcessGroup::allocate_buffer maps its buffers into every rank, so that all_reduce works
+  // on them in place (CREW_SHM_SHARED_BUFFERS=0: ordinary tensors, reduced through the
+  // staging buffers).
+  bool shared_buffers = true;
 
   static ShmOptions from_env();
 };
