@@ -20,13 +20,17 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Two ranks' worth of group whose all_reduce hands out a FutureWork the test completes
-// (the tensor is left as it is: the "sum" over ranks of one rank's gradient).
+// Two ranks' worth of group whose all_reduce hands out a FutureWork the test completes. The
+// tensor stands for the sum over ranks (it is left as it is), so AVG divides it by 2.
 class ScriptedGroup final : public ProcessGroup {
  public:
   ScriptedGroup() : ProcessGroup(0, 2, ProcessGroupOptions{}) {}
   std::string backend_name() const override { return "scripted"; }
-  std::shared_ptr<Work> all_reduce(Tensor&, ReduceOp) override {
+  std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op) override {
+    if (op == ReduceOp::AVG) {
+      float* p = tensor.data<float>();
+      for (int64_t i = 0; i < tensor.numel(); ++i) p[i] /= 2.0f;
+    }
     last = std::make_shared<FutureWork>(OpInfo{"all_reduce", 0, ++seq, "scripted"}, 30s);
     return last;
   }

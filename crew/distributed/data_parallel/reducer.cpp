@@ -72,7 +72,8 @@ Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
       bucket_of_[p] = b;
       slot_of_[p] = s;
     }
-    bucket.flat = Tensor::zeros({bucket.numel});
+    // In the group's own memory where it has some (shm: reduced in place, no staging copies).
+    bucket.flat = group_->allocate_buffer(bucket.numel, DType::FLOAT32);
     buckets_.push_back(std::move(bucket));
   }
   ready_.assign(params_.size(), false);
@@ -170,7 +171,7 @@ void Reducer::mark_ready(size_t index, bool has_grad) {
 void Reducer::launch_ready_buckets() {
   while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
     Bucket& bucket = buckets_[next_bucket_];
-    bucket.work = group_->all_reduce(bucket.flat, ReduceOp::SUM);
+    bucket.work = group_->all_reduce(bucket.flat, ReduceOp::AVG);
     ++next_bucket_;
   }
   if (next_bucket_ == buckets_.size()) finalize();
@@ -204,15 +205,12 @@ void Reducer::finalize() {
   for (auto& bucket : buckets_) wait_bucket(bucket);
   stats_.comm_wait_seconds = wait_clock.seconds();
   total_comm_wait_ += stats_.comm_wait_seconds;
-  // The averaged gradients stay in the buckets and become the parameters' gradients as
-  // views of them (PyTorch's gradient_as_bucket_view): no copy out now, and the next backward
-  // accumulates straight into the bucket, so mark_ready copies nothing either.
-  const float scale = 1.0f / static_cast<float>(group_->size());
+  // The averaged gradients (AVG: the backend divides while it reduces) stay in the buckets
+  // and become the parameters' gradients as views of them (PyTorch's
+  // gradient_as_bucket_view): no copy out now, and the next backward accumulates straight
+  // into the bucket, so mark_ready copies nothing either.
   for (auto& bucket : buckets_) {
     bucket.work.reset();
-    float* flat = bucket.flat.data<float>();
-    const int64_t total = bucket.flat.numel();
-    for (int64_t k = 0; k < total; ++k) flat[k] *= scale;
     for (size_t s = 0; s < bucket.params.size(); ++s) {
       Tensor& param = params_[bucket.params[s]];
       const int64_t begin = bucket.offsets[s];

@@ -9,16 +9,19 @@
 // gradients complete first in backward, and the small 1 MiB bucket (the first parameters)
 // is the last bucket, reduced last, keeping the exposed tail short.
 //
+// The buckets come from ProcessGroup::allocate_buffer: on the shm backend they live in shared
+// memory and are reduced in place, reading the peers' buckets directly (no staging copies).
+//
 // One step: prepare_for_backward() (called by DataParallel's forward) arms the hooks. Each
 // parameter's grad-ready hook copies its gradient into its bucket's flat buffer (unless the
-// gradient already is that slot); when a bucket is full it starts an async SUM all_reduce,
-// strictly in bucket order. When the last bucket has started, the reducer waits for all of
-// them, divides the buckets by world_size in place and makes every parameter's gradient a
-// view of its slot (PyTorch's gradient_as_bucket_view): from the second step on, backward
-// accumulates into the buckets and neither copy runs. All of this runs on the thread running backward; the
-// all_reduces run in the process group's queue meanwhile, in order, on its worker thread
-// (without on_slow_wait the reducer waits with a plain wait(), which may run a bucket's
-// all_reduce that nobody has started on the backward thread instead).
+// gradient already is that slot); when a bucket is full it starts an async AVG all_reduce
+// (the backend divides by world_size as it reduces), strictly in bucket order. When the last
+// bucket has started, the reducer waits for all of them and makes every parameter's gradient
+// a view of its slot (PyTorch's gradient_as_bucket_view): from the second step on, backward
+// accumulates into the buckets and neither copy runs. All of this runs on the thread running
+// backward; the all_reduces run in the process group's queue meanwhile, in order, on its
+// worker thread (without on_slow_wait the reducer waits with a plain wait(), which may run a
+// bucket's all_reduce that nobody has started on the backward thread instead).
 #include <chrono>
 #include <cstddef>
 #include <functional>
