@@ -61,6 +61,9 @@ struct BenchOptions {
   // at_once: ops are issued in a WaitAtOnceScope, as dist::all_reduce & co. issue synchronous
   // ops; wake: the worker thread is woken for each op (as async ops, DataParallel's buckets).
   std::string issue = "at_once";
+  // plain: all_reduce an ordinary tensor; group: one from ProcessGroup::allocate_buffer (shm:
+  // in shared memory, reduced in place, as DataParallel's buckets are).
+  std::string buffer = "plain";
 };
 
 int64_t parse_size(const std::string& s) {
@@ -101,7 +104,8 @@ struct OpRunner {
   std::function<void()> run;
 };
 
-OpRunner make_runner(dist::ProcessGroup& pg, const std::string& op, int64_t bytes, DType dtype) {
+OpRunner make_runner(dist::ProcessGroup& pg, const std::string& op, int64_t bytes, DType dtype,
+                     const std::string& buffer) {
   const int n = pg.size();
   const int64_t esize = static_cast<int64_t>(crew::dtype_size(dtype));
   const int64_t count = std::max<int64_t>(1, bytes / esize);
@@ -113,7 +117,7 @@ OpRunner make_runner(dist::ProcessGroup& pg, const std::string& op, int64_t byte
   };
   OpRunner runner{op, count, {}};
   if (op == "all_reduce") {
-    Tensor t = Tensor::ones({count}, dtype);
+    Tensor t = buffer == "group" ? pg.allocate_buffer(count, dtype) : Tensor::ones({count}, dtype);
     runner.run = [&pg, t]() mutable { pg.all_reduce(t, dist::ReduceOp::SUM)->wait(); };
   } else if (op == "broadcast") {
     Tensor t = Tensor::ones({count}, dtype);
@@ -204,7 +208,7 @@ void bench_backend(dist::ProcessGroup& pg, const BenchOptions& opt, int64_t min_
                   "(GB/s)");
     }
     for (int64_t bytes = min_bytes; bytes <= max_bytes; bytes *= opt.factor) {
-      OpRunner runner = make_runner(pg, op, bytes, dtype);
+      OpRunner runner = make_runner(pg, op, bytes, dtype, opt.buffer);
       const int iters = static_cast<int>(std::clamp<int64_t>(opt.run_bytes / bytes, 3, opt.max_iters));
       for (int w = 0; w < 2; ++w) runner.run();
       std::vector<double> per_run;
@@ -284,6 +288,9 @@ int main(int argc, char** argv) {
   app.add_option("--debug", opt.debug,
                  "none (the backend's group), off (DebugProcessGroup), detail (DETAIL check)");
   app.add_option("--timeout", opt.timeout_s, "seconds, per collective and for the whole forked run");
+  app.add_option("--buffer", opt.buffer,
+                 "all_reduce: plain tensors, or group: from ProcessGroup::allocate_buffer (shm: in place)")
+      ->check(CLI::IsMember({"plain", "group"}));
   app.add_option("--issue", opt.issue,
                  "at_once: ops issued as synchronous collectives are (no worker wake-up); wake: as async ops");
   CLI11_PARSE(app, argc, argv);
