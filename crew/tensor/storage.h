@@ -3,8 +3,12 @@
 // uninitialised for outputs that a kernel overwrites in full (no memset pass over memory that
 // is written anyway). Builds without NDEBUG fill uninitialised buffers with 0xFF bytes (NaN
 // for floats, -1 for integers), so a kernel that reads what it never wrote shows in tests.
+#include <atomic>
 #include <cstddef>
 #include <memory>
+#include <mutex>
+
+#include "crew/tensor/layout.h"
 
 namespace crew {
 
@@ -26,10 +30,21 @@ class Storage {
   // False for memory owned elsewhere (the constructor with an owner).
   bool owns_memory() const { return owner_ == nullptr; }
 
+  // The bytes' layout when it is not row-major, else null.
+  const OpaqueLayout* layout() const { return opaque_.load(std::memory_order_acquire) ? layout_.get() : nullptr; }
+  // Marks freshly written bytes as being in `layout` (an owned storage of layout->bytes()).
+  void set_layout(std::shared_ptr<const OpaqueLayout> layout);
+  // Converts the bytes to row-major in place (new memory of layout->plain_bytes()); a no-op
+  // when they are row-major already. Thread-safe.
+  void make_plain();
+
  private:
   void* data_ = nullptr;
   size_t bytes_ = 0;
   std::shared_ptr<const void> owner_;  // set for memory owned elsewhere
+  std::shared_ptr<const OpaqueLayout> layout_;
+  std::atomic<bool> opaque_{false};  // layout_ is set: the fast check of raw_data()
+  std::mutex convert_mu_;
 };
 
 }  // namespace crew

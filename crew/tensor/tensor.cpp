@@ -34,6 +34,18 @@ Tensor Tensor::uninitialized(const Shape& shape, DType dtype) {
 }
 Tensor Tensor::ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
 
+Tensor Tensor::with_layout(const Shape& shape, DType dtype, std::shared_ptr<const OpaqueLayout> layout) {
+  CREW_CHECK(layout != nullptr, "Tensor::with_layout: no layout");
+  CREW_CHECK_EQ(layout->plain_bytes(), static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype),
+                "Tensor::with_layout: ", layout->name(), " does not hold shape ", shape_str(shape));
+  auto impl = std::make_shared<TensorImpl>();
+  impl->shape = shape;
+  impl->dtype = dtype;
+  impl->storage = std::make_shared<Storage>(layout->bytes(), Storage::Init::UNINITIALIZED);
+  impl->storage->set_layout(std::move(layout));
+  return Tensor(impl);
+}
+
 Tensor Tensor::full(const Shape& shape, double value, DType dtype) {
   Tensor t = uninitialized(shape, dtype);
   t.fill_(value);
@@ -75,6 +87,19 @@ DType Tensor::dtype() const {
 
 void* Tensor::raw_data() const {
   check_defined("data");
+  if (impl_->storage->layout() != nullptr) impl_->storage->make_plain();
+  return static_cast<char*>(impl_->storage->data()) + impl_->offset * dtype_size(impl_->dtype);
+}
+
+const OpaqueLayout* Tensor::layout() const {
+  if (!defined()) return nullptr;
+  const OpaqueLayout* l = impl_->storage->layout();
+  if (l == nullptr || impl_->offset != 0 || l->plain_bytes() != nbytes()) return nullptr;
+  return l;
+}
+
+void* Tensor::layout_data() const {
+  check_defined("layout_data");
   return static_cast<char*>(impl_->storage->data()) + impl_->offset * dtype_size(impl_->dtype);
 }
 

@@ -55,6 +55,10 @@ class Tensor {
   static Tensor scalar(double value, DType dtype = DType::FLOAT32);  // shape {}
   // [0, 1, ..., n-1].
   static Tensor arange(int64_t n, DType dtype = DType::INT64);
+  // Storage in an opaque layout (crew/tensor/layout.h), contents unspecified: for a kernel
+  // that writes that layout. Anything that reads it through raw_data()/data() gets it
+  // converted to row-major first.
+  static Tensor with_layout(const Shape& shape, DType dtype, std::shared_ptr<const OpaqueLayout> layout);
   template <typename T>
   static Tensor from_vector(const std::vector<T>& values, const Shape& shape);
   template <typename T>
@@ -77,7 +81,13 @@ class Tensor {
     check_dtype(dtype_of<T>, "data");
     return static_cast<T*>(raw_data());
   }
+  // Row-major data (converting data in an opaque layout first, for every tensor sharing it).
   void* raw_data() const;
+  // The opaque layout this tensor's data is in (the whole storage, from offset 0), or null
+  // when it is row-major. For kernels that read such layouts, with layout_data().
+  const OpaqueLayout* layout() const;
+  // The bytes as they are, without conversion.
+  void* layout_data() const;
 
   // Views sharing storage (no copy, no autograd).
   Tensor view(const Shape& shape) const;            // one -1 extent allowed

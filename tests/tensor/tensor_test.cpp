@@ -58,6 +58,44 @@ TEST(Tensor, StorageOverMemoryOwnedElsewhereKeepsItsOwnerAndNeverFreesIt) {
   EXPECT_THROW(Storage(memory + 1, 4, std::make_shared<int>(0)), ValueError);  // not 64-byte aligned
 }
 
+// A layout that stores the elements in reverse order (and counts its conversions).
+class ReversedLayout final : public OpaqueLayout {
+ public:
+  explicit ReversedLayout(int64_t n) : n_(n) {}
+  size_t bytes() const override { return size_t(n_) * sizeof(float) + 64; }  // with padding
+  size_t plain_bytes() const override { return size_t(n_) * sizeof(float); }
+  void to_plain(const void* src, void* dst) const override {
+    ++conversions;
+    const float* s = static_cast<const float*>(src);
+    float* d = static_cast<float*>(dst);
+    for (int64_t i = 0; i < n_; ++i) d[i] = s[n_ - 1 - i];
+  }
+  std::string name() const override { return "reversed"; }
+  mutable int conversions = 0;
+
+ private:
+  int64_t n_;
+};
+
+TEST(Tensor, DataInAnOpaqueLayoutIsConvertedOnceForEveryTensorSharingIt) {
+  auto layout = std::make_shared<ReversedLayout>(6);
+  Tensor t = Tensor::with_layout({2, 3}, DType::FLOAT32, layout);
+  ASSERT_EQ(t.layout(), layout.get());
+  auto* raw = static_cast<float*>(t.layout_data());
+  for (int i = 0; i < 6; ++i) raw[i] = static_cast<float>(10 * i);  // reversed: 0..5 -> 50..0
+  Tensor row = t.select(1);   // a view made before the conversion
+  Tensor alias = t.view(t.shape());  // what detach() does
+  EXPECT_EQ(alias.layout(), layout.get());  // the whole storage, same shape
+  EXPECT_EQ(row.layout(), nullptr);         // a part of it is no layout reader
+  EXPECT_EQ(row.to_vector<float>(), (std::vector<float>{20, 10, 0}));
+  EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{50, 40, 30, 20, 10, 0}));
+  EXPECT_EQ(alias.to_vector<float>()[0], 50.0f);
+  EXPECT_EQ(layout->conversions, 1);
+  EXPECT_EQ(t.layout(), nullptr);
+  EXPECT_EQ(alias.layout(), nullptr);
+  EXPECT_THROW(Tensor::with_layout({7}, DType::FLOAT32, layout), ValueError);  // 6 elements, not 7
+}
+
 TEST(Tensor, ViewsShareStorage) {
   Tensor t = Tensor::arange(12, DType::FLOAT32).view({3, 4});
   Tensor row = t.select(1);
