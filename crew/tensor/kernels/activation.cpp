@@ -5,6 +5,7 @@
 #include "crew/core/check.h"
 #include "crew/tensor/kernels/broadcast.h"
 #include "crew/tensor/kernels/dnnl_context.h"
+#include "crew/tensor/kernels/dnnl_layout.h"
 
 namespace crew::kernels {
 namespace {
@@ -33,11 +34,14 @@ struct Entry {
   dnnl::memory::desc md;
 };
 
-std::shared_ptr<Entry> entry(Activation kind, int64_t numel) {
+// On a row-major tensor of numel elements (layout null), or on one in `layout` (the same
+// layout in and out: elementwise, so any layout works as it is).
+std::shared_ptr<Entry> entry(Activation kind, int64_t numel, const detail::DnnlLayout* layout) {
   static detail::PrimitiveCache<Entry> cache;
-  return cache.get(str_cat(static_cast<int>(kind), ':', numel), [&] {
+  // The shared DnnlLayout of a desc is one object for the process: its address names it.
+  return cache.get(str_cat(static_cast<int>(kind), ':', numel, ':', static_cast<const void*>(layout)), [&] {
     auto e = std::make_shared<Entry>();
-    e->md = detail::plain_desc({numel});
+    e->md = layout ? layout->desc() : detail::plain_desc({numel});
     dnnl::eltwise_forward::desc fd(dnnl::prop_kind::forward_training, algorithm_of(kind), e->md, 0.f, 0.f);
     e->fwd_pd = dnnl::eltwise_forward::primitive_desc(fd, detail::cpu_engine());
     e->fwd = dnnl::eltwise_forward(e->fwd_pd);
@@ -46,6 +50,13 @@ std::shared_ptr<Entry> entry(Activation kind, int64_t numel) {
         dnnl::eltwise_backward(dnnl::eltwise_backward::primitive_desc(bd, detail::cpu_engine(), e->fwd_pd));
     return e;
   });
+}
+
+// The memory of t for entry e: its bytes as they are when e works on `layout`, else t
+// row-major (converted if it was blocked).
+dnnl::memory memory_of(const Entry& e, const Tensor& t, const detail::DnnlLayout* layout) {
+  if (layout != nullptr) return dnnl::memory(e.md, detail::cpu_engine(), t.layout_data());
+  return detail::as_memory(t, e.md);
 }
 
 constexpr double kSqrt2OverPi = 0.7978845608028654;
@@ -95,23 +106,26 @@ bool activation_backward_uses_output_only(Activation kind) {
 
 Tensor activation_forward(Activation kind, const Tensor& x) {
   check_floating(x, "activation");
-  Tensor y = Tensor::uninitialized(x.shape(), x.dtype());
   const int64_t n = x.numel();
-  if (n == 0) return y;
-  if (x.dtype() == DType::FLOAT64) {
-    const double* xp = x.data<double>();
-    double* yp = y.data<double>();
+  if (x.dtype() == DType::FLOAT64 || n == 0) {
+    Tensor y = Tensor::uninitialized(x.shape(), x.dtype());
+    const double* xp = n ? x.data<double>() : nullptr;
+    double* yp = n ? y.data<double>() : nullptr;
     for (int64_t i = 0; i < n; ++i) yp[i] = forward_value(kind, xp[i]);
     return y;
   }
   try {
-    auto e = entry(kind, n);
-    e->fwd.execute(detail::cpu_stream(), {{DNNL_ARG_SRC, detail::as_memory(x, e->md)},
-                                          {DNNL_ARG_DST, detail::as_memory(y, e->md)}});
+    // A blocked input (a conv's output) stays blocked: same layout in and out.
+    const detail::DnnlLayout* layout = detail::dnnl_layout_of(x);
+    auto e = entry(kind, n, layout);
+    Tensor y = layout ? Tensor::with_layout(x.shape(), x.dtype(), detail::dnnl_layout(layout->desc()))
+                      : Tensor::uninitialized(x.shape(), x.dtype());
+    e->fwd.execute(detail::cpu_stream(), {{DNNL_ARG_SRC, memory_of(*e, x, layout)},
+                                          {DNNL_ARG_DST, memory_of(*e, y, layout)}});
+    return y;
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl("activation forward", err);
   }
-  return y;
 }
 
 Tensor activation_backward(Activation kind, const Tensor& grad_y, const Tensor& x, const Tensor& y) {
@@ -120,28 +134,31 @@ Tensor activation_backward(Activation kind, const Tensor& grad_y, const Tensor& 
              shape_str(grad_y.shape()), " does not match output ", shape_str(y.shape()));
   const bool from_output = activation_backward_uses_output_only(kind);
   CREW_CHECK(x.defined() || from_output, "activation backward: this activation needs its input");
-  Tensor gx = Tensor::uninitialized(grad_y.shape(), grad_y.dtype());
   const int64_t n = grad_y.numel();
-  if (n == 0) return gx;
-  if (grad_y.dtype() == DType::FLOAT64) {
-    const double* g = grad_y.data<double>();
-    const double* xp = x.defined() ? x.data<double>() : nullptr;
-    const double* yp = y.data<double>();
-    double* out = gx.data<double>();
+  if (grad_y.dtype() == DType::FLOAT64 || n == 0) {
+    Tensor gx = Tensor::uninitialized(grad_y.shape(), grad_y.dtype());
+    const double* g = n ? grad_y.data<double>() : nullptr;
+    const double* xp = x.defined() && n ? x.data<double>() : nullptr;
+    const double* yp = n ? y.data<double>() : nullptr;
+    double* out = n ? gx.data<double>() : nullptr;
     for (int64_t i = 0; i < n; ++i) out[i] = g[i] * derivative(kind, xp ? xp[i] : 0.0, yp[i]);
     return gx;
   }
   try {
-    auto e = entry(kind, n);
     const Tensor& saved = from_output ? y : x;
-    e->bwd.execute(detail::cpu_stream(),
-                   {{from_output ? DNNL_ARG_DST : DNNL_ARG_SRC, detail::as_memory(saved, e->md)},
-                    {DNNL_ARG_DIFF_DST, detail::as_memory(grad_y, e->md)},
-                    {DNNL_ARG_DIFF_SRC, detail::as_memory(gx, e->md)}});
+    // Blocked only when both inputs are in the same layout; otherwise both are read row-major.
+    const detail::DnnlLayout* layout = detail::dnnl_layout_of(grad_y);
+    if (detail::dnnl_layout_of(saved) != layout) layout = nullptr;
+    auto e = entry(kind, n, layout);
+    Tensor gx = layout ? Tensor::with_layout(grad_y.shape(), grad_y.dtype(), detail::dnnl_layout(layout->desc()))
+                       : Tensor::uninitialized(grad_y.shape(), grad_y.dtype());
+    e->bwd.execute(detail::cpu_stream(), {{from_output ? DNNL_ARG_DST : DNNL_ARG_SRC, memory_of(*e, saved, layout)},
+                                          {DNNL_ARG_DIFF_DST, memory_of(*e, grad_y, layout)},
+                                          {DNNL_ARG_DIFF_SRC, memory_of(*e, gx, layout)}});
+    return gx;
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl("activation backward", err);
   }
-  return gx;
 }
 
 }  // namespace crew::kernels

@@ -3,6 +3,7 @@
 #include "crew/core/check.h"
 #include "crew/core/env.h"
 #include "crew/tensor/kernels/dnnl_context.h"
+#include "crew/tensor/kernels/dnnl_layout.h"
 
 namespace crew::kernels {
 namespace {
@@ -210,21 +211,23 @@ Tensor conv2d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias,
   const ConvGeometry g = geometry(x.shape(), weight.shape(), p);
   const bool with_bias = bias.defined();
   if (with_bias) check_bias(bias, weight);
-  Tensor y = Tensor::uninitialized(conv2d_output_shape(x.shape(), weight.shape(), p));
+  Tensor y;
   try {
     auto e = forward_entry(g, with_bias);
-    dnnl::memory src = detail::bridge_input(e->src, x);
+    // The output stays in the primitive's layout (blocked): a relu, pool or conv after it
+    // reads it as it is, anything else converts it when it reads it.
+    y = detail::output_tensor(e->dst, conv2d_output_shape(x.shape(), weight.shape(), p));
+    const bool reordered = detail::reorders(e->src, x);
+    dnnl::memory src = detail::input_memory(e->src, x);
     dnnl::memory w = detail::bridge_input(e->weights, weight);
-    dnnl::memory dst = detail::bridge_output_buffer(e->dst, y);
     std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}};
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, detail::output_memory(e->dst, y)}};
     if (with_bias) args.emplace(DNNL_ARG_BIAS, detail::as_memory(bias, detail::plain_desc(g.bias)));
     e->prim.execute(detail::cpu_stream(), args);
-    detail::bridge_output(e->dst, dst, y);
     if (saved != nullptr) {
       auto keep = std::make_shared<Conv2dSaved>();
       // Only a reordered copy is worth keeping (x itself is kept by the caller anyway).
-      if (e->src.needed && bwd_weights_entry(g, with_bias)->src.wanted == e->src.wanted) keep->src = src;
+      if (reordered && bwd_weights_entry(g, with_bias)->src.wanted == e->src.wanted) keep->src = src;
       *saved = std::move(keep);
     }
   } catch (const dnnl::error& err) {
@@ -249,10 +252,7 @@ Conv2dGrads conv2d_backward(const Tensor& grad_y, const Tensor& x, const Tensor&
                             const Conv2dGradOutputs* into) {
   check_f32(grad_y, "conv2d backward", "grad_output");
   Conv2dGrads r;
-  if (needs.data) {
-    check_f32(weight, "conv2d backward", "weight");
-    r.grad_x = Tensor::uninitialized(x_shape);
-  }
+  if (needs.data) check_f32(weight, "conv2d backward", "weight");
   if (needs.weights) {
     check_f32(x, "conv2d backward", "input");
     CREW_CHECK(x.shape() == x_shape, "conv2d backward: input ", shape_str(x.shape()), " does not match ",
@@ -272,8 +272,8 @@ Conv2dGrads conv2d_backward(const Tensor& grad_y, const Tensor& x, const Tensor&
       const bool with_bias = r.grad_bias.defined();
       ew = bwd_weights_entry(g, with_bias);
       const bool keep = saved != nullptr && saved->src && saved->src.get_desc() == ew->src.wanted;
-      dnnl::memory src = keep ? saved->src : detail::bridge_input(ew->src, x);
-      dd_w = detail::bridge_input(ew->diff_dst, grad_y);
+      dnnl::memory src = keep ? saved->src : detail::input_memory(ew->src, x);
+      dd_w = detail::input_memory(ew->diff_dst, grad_y);
       dnnl::memory dw = detail::bridge_output_buffer(ew->diff_weights, r.grad_weight);
       std::unordered_map<int, dnnl::memory> args{
           {DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dd_w}, {DNNL_ARG_DIFF_WEIGHTS, dw}};
@@ -285,12 +285,12 @@ Conv2dGrads conv2d_backward(const Tensor& grad_y, const Tensor& x, const Tensor&
     if (needs.data) {
       auto ed = bwd_data_entry(g);
       const bool share = ew && ew->diff_dst.wanted == ed->diff_dst.wanted;
-      dnnl::memory dd = share ? dd_w : detail::bridge_input(ed->diff_dst, grad_y);
+      dnnl::memory dd = share ? dd_w : detail::input_memory(ed->diff_dst, grad_y);
       dnnl::memory w = detail::bridge_input(ed->weights, weight);
-      dnnl::memory ds = detail::bridge_output_buffer(ed->diff_src, r.grad_x);
-      ed->prim.execute(detail::cpu_stream(),
-                       {{DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_SRC, ds}});
-      detail::bridge_output(ed->diff_src, ds, r.grad_x);
+      r.grad_x = detail::output_tensor(ed->diff_src, x_shape);  // in the layout the primitive writes
+      ed->prim.execute(detail::cpu_stream(), {{DNNL_ARG_DIFF_DST, dd},
+                                              {DNNL_ARG_WEIGHTS, w},
+                                              {DNNL_ARG_DIFF_SRC, detail::output_memory(ed->diff_src, r.grad_x)}});
     }
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl("conv2d backward", err);

@@ -3,6 +3,7 @@
 #include "crew/core/check.h"
 #include "crew/core/env.h"
 #include "crew/tensor/kernels/dnnl_context.h"
+#include "crew/tensor/kernels/dnnl_layout.h"
 #include "crew/tensor/kernels/pool_direct.h"
 
 namespace crew::kernels {
@@ -53,20 +54,42 @@ struct ForwardEntry {
 struct BackwardEntry {
   dnnl::pooling_backward prim;
   detail::LayoutBridge diff_dst, diff_src;
+  memory::desc workspace;
 };
 
-std::shared_ptr<ForwardEntry> forward_entry(PoolKind kind, const PoolGeometry& g, bool training) {
+// `layout`: the blocked layout x is in (the output takes the one oneDNN picks for it), or
+// null for a row-major x (reordered to wanted_desc).
+std::shared_ptr<ForwardEntry> forward_entry(PoolKind kind, const PoolGeometry& g, bool training,
+                                            const detail::DnnlLayout* layout) {
   static detail::PrimitiveCache<ForwardEntry> cache;
-  return cache.get(str_cat(training, g.key), [&] {
+  return cache.get(str_cat(training, g.key, static_cast<const void*>(layout)), [&] {
     auto e = std::make_shared<ForwardEntry>();
-    dnnl::pooling_forward::desc d(
-        training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference, algorithm_of(kind),
-        wanted_desc(g.src), wanted_desc(g.dst), g.strides, g.kernel, g.pad_l, g.pad_r);
+    const memory::desc src = layout ? layout->desc() : wanted_desc(g.src);
+    const memory::desc dst =
+        layout ? memory::desc(g.dst, memory::data_type::f32, memory::format_tag::any) : wanted_desc(g.dst);
+    dnnl::pooling_forward::desc d(training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference,
+                                  algorithm_of(kind), src, dst, g.strides, g.kernel, g.pad_l, g.pad_r);
     e->pd = dnnl::pooling_forward::primitive_desc(d, detail::cpu_engine());
     e->prim = dnnl::pooling_forward(e->pd);
     e->src = detail::LayoutBridge(detail::plain_desc(g.src), e->pd.src_desc());
     e->dst = detail::LayoutBridge(detail::plain_desc(g.dst), e->pd.dst_desc());
     return e;
+  });
+}
+
+std::shared_ptr<BackwardEntry> backward_entry(PoolKind kind, const PoolGeometry& g, const detail::DnnlLayout* layout) {
+  static detail::PrimitiveCache<BackwardEntry> cache;
+  auto fwd = forward_entry(kind, g, true, layout);
+  return cache.get(str_cat(g.key, static_cast<const void*>(layout)), [&] {
+    auto b = std::make_shared<BackwardEntry>();
+    dnnl::pooling_backward::desc d(algorithm_of(kind), fwd->pd.src_desc(), fwd->pd.dst_desc(), g.strides,
+                                   g.kernel, g.pad_l, g.pad_r);
+    dnnl::pooling_backward::primitive_desc pd(d, detail::cpu_engine(), fwd->pd);
+    b->prim = dnnl::pooling_backward(pd);
+    b->diff_dst = detail::LayoutBridge(detail::plain_desc(g.dst), pd.diff_dst_desc());
+    b->diff_src = detail::LayoutBridge(detail::plain_desc(g.src), pd.diff_src_desc());
+    b->workspace = fwd->pd.workspace_desc();
+    return b;
   });
 }
 
@@ -101,8 +124,11 @@ PoolForwardResult pool2d_forward(PoolKind kind, const Tensor& x, const Pool2dPar
                                  PoolImpl impl) {
   CREW_CHECK(x.dtype() == DType::FLOAT32, "pool2d: input must be float32, got ", dtype_name(x.dtype()));
   PoolForwardResult r;
-  r.y = Tensor::uninitialized(pool2d_output_shape(x.shape(), p));
-  if (impl == PoolImpl::DIRECT) {
+  const Shape y_shape = pool2d_output_shape(x.shape(), p);
+  // A blocked x (a conv's or relu's output) is pooled by oneDNN as it is, into a blocked y.
+  const detail::DnnlLayout* layout = detail::dnnl_layout_of(x);
+  if (impl == PoolImpl::DIRECT && layout == nullptr) {
+    r.y = Tensor::uninitialized(y_shape);
     // The argmax is needed to pick the max at all, so it is kept whether or not asked for.
     if (kind == PoolKind::MAX) r.workspace = Tensor::uninitialized(r.y.shape(), DType::INT32);
     detail::pool2d_direct_forward(kind, x, p, r.y, r.workspace);
@@ -110,17 +136,17 @@ PoolForwardResult pool2d_forward(PoolKind kind, const Tensor& x, const Pool2dPar
   }
   const PoolGeometry g = geometry(kind, x.shape(), p);
   try {
-    auto e = forward_entry(kind, g, with_workspace);
-    dnnl::memory dst = detail::bridge_output_buffer(e->dst, r.y);
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, detail::bridge_input(e->src, x)},
-                                               {DNNL_ARG_DST, dst}};
+    auto e = forward_entry(kind, g, with_workspace, layout);
+    if (layout != nullptr) r.x_layout = detail::dnnl_layout(layout->desc());
+    r.y = detail::output_tensor(e->dst, y_shape);
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, detail::input_memory(e->src, x)},
+                                               {DNNL_ARG_DST, detail::output_memory(e->dst, r.y)}};
     const memory::desc ws = e->pd.workspace_desc();
     if (with_workspace && ws.get_size() > 0) {
       r.workspace = Tensor::uninitialized({static_cast<int64_t>(ws.get_size())}, DType::UINT8);
       args.emplace(DNNL_ARG_WORKSPACE, dnnl::memory(ws, detail::cpu_engine(), r.workspace.raw_data()));
     }
     e->prim.execute(detail::cpu_stream(), args);
-    detail::bridge_output(e->dst, dst, r.y);
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl("pool2d forward", err);
   }
@@ -128,47 +154,36 @@ PoolForwardResult pool2d_forward(PoolKind kind, const Tensor& x, const Pool2dPar
 }
 
 Tensor pool2d_backward(PoolKind kind, const Tensor& grad_y, const Shape& x_shape, const Tensor& workspace,
-                       const Pool2dParams& p, PoolImpl impl) {
+                       const Pool2dParams& p, PoolImpl impl, const OpaqueLayout* x_layout) {
   CREW_CHECK(grad_y.dtype() == DType::FLOAT32 && grad_y.shape() == pool2d_output_shape(x_shape, p),
              "pool2d backward: grad_output ", shape_str(grad_y.shape()), " does not match the output");
+  const auto* layout = dynamic_cast<const detail::DnnlLayout*>(x_layout);
   if (kind == PoolKind::MAX) {
     CREW_CHECK(workspace.defined(), "pool2d backward: max pooling needs the forward workspace");
     impl = workspace.dtype() == DType::INT32 ? PoolImpl::DIRECT : PoolImpl::ONEDNN;
   }
-  // Both paths write every element: oneDNN fills diff_src, the direct kernel zeroes each plane
-  // just before it scatters into it (while the plane is in cache).
-  Tensor grad_x = Tensor::uninitialized(x_shape);
+  if (layout != nullptr) impl = PoolImpl::ONEDNN;
   if (impl == PoolImpl::DIRECT) {
     CREW_CHECK(kind == PoolKind::AVG || workspace.shape() == grad_y.shape(), "pool2d backward: workspace ",
                shape_str(workspace.shape()), " does not match the output");
+    // The direct kernel zeroes each plane just before it scatters into it (while in cache).
+    Tensor grad_x = Tensor::uninitialized(x_shape);
     detail::pool2d_direct_backward(kind, grad_y, workspace, p, grad_x);
     return grad_x;
   }
   const PoolGeometry g = geometry(kind, x_shape, p);
+  Tensor grad_x;
   try {
-    static detail::PrimitiveCache<BackwardEntry> cache;
-    auto fwd = forward_entry(kind, g, true);
-    auto e = cache.get(g.key, [&] {
-      auto b = std::make_shared<BackwardEntry>();
-      dnnl::pooling_backward::desc d(algorithm_of(kind), wanted_desc(g.src), wanted_desc(g.dst), g.strides,
-                                     g.kernel, g.pad_l, g.pad_r);
-      dnnl::pooling_backward::primitive_desc pd(d, detail::cpu_engine(), fwd->pd);
-      b->prim = dnnl::pooling_backward(pd);
-      b->diff_dst = detail::LayoutBridge(detail::plain_desc(g.dst), pd.diff_dst_desc());
-      b->diff_src = detail::LayoutBridge(detail::plain_desc(g.src), pd.diff_src_desc());
-      return b;
-    });
-    dnnl::memory diff_src = detail::bridge_output_buffer(e->diff_src, grad_x);
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_DIFF_DST, detail::bridge_input(e->diff_dst, grad_y)},
-                                               {DNNL_ARG_DIFF_SRC, diff_src}};
-    const memory::desc ws = fwd->pd.workspace_desc();
-    if (ws.get_size() > 0) {
-      CREW_CHECK(workspace.defined() && workspace.nbytes() >= ws.get_size(),
+    auto e = backward_entry(kind, g, layout);
+    grad_x = detail::output_tensor(e->diff_src, x_shape);  // oneDNN writes every element
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_DIFF_DST, detail::input_memory(e->diff_dst, grad_y)},
+                                               {DNNL_ARG_DIFF_SRC, detail::output_memory(e->diff_src, grad_x)}};
+    if (e->workspace.get_size() > 0) {
+      CREW_CHECK(workspace.defined() && workspace.nbytes() >= e->workspace.get_size(),
                  "pool2d backward: max pooling needs the forward workspace");
-      args.emplace(DNNL_ARG_WORKSPACE, dnnl::memory(ws, detail::cpu_engine(), workspace.raw_data()));
+      args.emplace(DNNL_ARG_WORKSPACE, dnnl::memory(e->workspace, detail::cpu_engine(), workspace.raw_data()));
     }
     e->prim.execute(detail::cpu_stream(), args);
-    detail::bridge_output(e->diff_src, diff_src, grad_x);
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl("pool2d backward", err);
   }

@@ -1,0 +1,64 @@
+#include "crew/tensor/kernels/dnnl_layout.h"
+
+#include <mutex>
+#include <vector>
+
+#include "crew/core/check.h"
+
+namespace crew::kernels::detail {
+
+DnnlLayout::DnnlLayout(const dnnl::memory::desc& blocked)
+    : blocked_(blocked),
+      plain_(plain_desc(blocked.dims())),
+      reorder_(dnnl::reorder::primitive_desc(cpu_engine(), blocked_, cpu_engine(), plain_)) {
+  CREW_INTERNAL_ASSERT(blocked_ != plain_);
+}
+
+void DnnlLayout::to_plain(const void* src, void* dst) const {
+  dnnl::memory from(blocked_, cpu_engine(), const_cast<void*>(src));
+  dnnl::memory to(plain_, cpu_engine(), dst);
+  reorder_.execute(cpu_stream(), from, to);
+}
+
+std::string DnnlLayout::name() const {
+  Shape dims(blocked_.dims().begin(), blocked_.dims().end());
+  return str_cat("oneDNN blocked layout of ", shape_str(dims));
+}
+
+std::shared_ptr<const DnnlLayout> dnnl_layout(const dnnl::memory::desc& blocked) {
+  // A network has a handful of activation layouts: a list searched with desc equality.
+  static std::mutex mu;
+  static std::vector<std::shared_ptr<const DnnlLayout>> known;
+  std::lock_guard<std::mutex> lock(mu);
+  for (const auto& l : known) {
+    if (l->desc() == blocked) return l;
+  }
+  known.push_back(std::make_shared<DnnlLayout>(blocked));
+  return known.back();
+}
+
+const DnnlLayout* dnnl_layout_of(const Tensor& t) { return dynamic_cast<const DnnlLayout*>(t.layout()); }
+
+bool reorders(const LayoutBridge& bridge, const Tensor& t) {
+  if (!bridge.needed) return false;
+  const DnnlLayout* l = dnnl_layout_of(t);
+  return l == nullptr || l->desc() != bridge.wanted;
+}
+
+dnnl::memory input_memory(const LayoutBridge& bridge, const Tensor& t) {
+  if (bridge.needed && !reorders(bridge, t)) return dnnl::memory(bridge.wanted, cpu_engine(), t.layout_data());
+  return bridge_input(bridge, t);
+}
+
+Tensor output_tensor(const LayoutBridge& bridge, const Shape& shape) {
+  if (!bridge.needed) return Tensor::uninitialized(shape);
+  return Tensor::with_layout(shape, DType::FLOAT32, dnnl_layout(bridge.wanted));
+}
+
+dnnl::memory output_memory(const LayoutBridge& bridge, const Tensor& out) {
+  if (!bridge.needed) return as_memory(out, bridge.plain);
+  CREW_INTERNAL_ASSERT(!reorders(bridge, out));
+  return dnnl::memory(bridge.wanted, cpu_engine(), out.layout_data());
+}
+
+}  // namespace crew::kernels::detail

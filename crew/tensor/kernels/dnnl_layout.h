@@ -1,0 +1,49 @@
+#pragma once
+// oneDNN's blocked memory layouts as crew OpaqueLayouts (crew/tensor/layout.h): a kernel
+// writes its output in the layout its primitive picked, and reads an input that is in the
+// layout it wants as it is, so conv -> relu -> max_pool -> conv runs without reorders. Any
+// other reader converts the tensor to row-major when it asks for its data.
+//
+//   dnnl::memory src = input_memory(e->src, x);              // x's bytes, or x reordered
+//   Tensor y = output_tensor(e->dst, y_shape);               // row-major or blocked
+//   prim.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, output_memory(e->dst, y)}});
+#include <memory>
+#include <string>
+
+#include "crew/tensor/kernels/dnnl_context.h"
+#include "crew/tensor/layout.h"
+
+namespace crew::kernels::detail {
+
+class DnnlLayout final : public OpaqueLayout {
+ public:
+  explicit DnnlLayout(const dnnl::memory::desc& blocked);
+  size_t bytes() const override { return blocked_.get_size(); }
+  size_t plain_bytes() const override { return plain_.get_size(); }
+  void to_plain(const void* src, void* dst) const override;
+  std::string name() const override;
+  const dnnl::memory::desc& desc() const { return blocked_; }
+
+ private:
+  dnnl::memory::desc blocked_;
+  dnnl::memory::desc plain_;
+  dnnl::reorder reorder_;
+};
+
+// The one shared DnnlLayout of `blocked` (a float32 desc that is not row-major).
+std::shared_ptr<const DnnlLayout> dnnl_layout(const dnnl::memory::desc& blocked);
+// The DnnlLayout t's data is in, or null (row-major, or another kind of layout).
+const DnnlLayout* dnnl_layout_of(const Tensor& t);
+
+// The memory a primitive reads in bridge.wanted: t's own bytes when t is in that layout,
+// else t (row-major) reordered by the bridge.
+dnnl::memory input_memory(const LayoutBridge& bridge, const Tensor& t);
+// Whether input_memory(bridge, t) reorders.
+bool reorders(const LayoutBridge& bridge, const Tensor& t);
+// A new tensor of `shape` for a primitive to write in bridge.wanted: row-major when that is
+// the plain layout, else in that blocked layout.
+Tensor output_tensor(const LayoutBridge& bridge, const Shape& shape);
+// The memory over a tensor of output_tensor(bridge, ...).
+dnnl::memory output_memory(const LayoutBridge& bridge, const Tensor& out);
+
+}  // namespace crew::kernels::detail

@@ -1,0 +1,89 @@
+// Activations kept in oneDNN's blocked layout between conv, relu and max_pool
+// (crew/tensor/kernels/dnnl_layout.h): the chain gives what it gives with every
+// intermediate converted to row-major, forward and backward, and the layout really is kept.
+#include "crew/autograd/function.h"
+#include "crew/autograd/ops.h"
+#include "crew/tensor/kernels/dnnl_layout.h"
+#include "tests/nn/functional_test_util.h"
+
+namespace crew {
+namespace {
+
+using namespace nn::functional_testing;
+
+// Identity that hands on a row-major copy, forward and backward.
+Tensor plain(const Tensor& x) {
+  Tensor y = x.clone();
+  if (autograd::should_record({&x})) {
+    autograd::record(y, "plain", {x}, [](const Tensor& g, const std::vector<bool>&) {
+      return std::vector<Tensor>{g.clone()};
+    });
+  }
+  return y;
+}
+
+struct ChainResult {
+  std::vector<float> out, gx, gw1, gw2;
+  bool blocked_between = false;
+};
+
+// conv -> relu -> max_pool -> conv -> relu, each step optionally through plain().
+ChainResult run_chain(bool force_plain) {
+  auto step = [&](const Tensor& t) { return force_plain ? plain(t) : t; };
+  Tensor x = random_input({3, 16, 12, 12}, DType::FLOAT32, 1);
+  Tensor w1 = random_input({32, 16, 3, 3}, DType::FLOAT32, 2);
+  Tensor w2 = random_input({32, 32, 3, 3}, DType::FLOAT32, 3);
+  Tensor weights = random_input({3, 32, 4, 4}, DType::FLOAT32, 4).set_stop_gradient(true);
+  Tensor c1 = step(F::conv2d(x, w1, Tensor(), {1, 1}, {1, 1}));
+  Tensor r1 = step(F::relu(c1));
+  Tensor p1 = step(F::max_pool2d(r1, {2, 2}, {2, 2}));
+  Tensor c2 = step(F::conv2d(p1, w2, Tensor()));
+  Tensor y = F::relu(c2);
+  ChainResult r;
+  r.blocked_between = c1.layout() != nullptr && r1.layout() != nullptr && p1.layout() != nullptr &&
+                      y.layout() != nullptr;
+  sum(y * weights).backward();
+  r.out = y.to_vector<float>();
+  r.gx = x.grad().to_vector<float>();
+  r.gw1 = w1.grad().to_vector<float>();
+  r.gw2 = w2.grad().to_vector<float>();
+  return r;
+}
+
+void expect_near_all(const std::vector<float>& a, const std::vector<float>& b, const char* what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_NEAR(a[i], b[i], 1e-5 * (1 + std::abs(b[i]))) << what << " element " << i;
+  }
+}
+
+TEST(FunctionalLayoutTest, BlockedChainEqualsTheRowMajorChainForwardAndBackward) {
+  ChainResult blocked = run_chain(false);
+  ChainResult row_major = run_chain(true);
+  // oneDNN's direct convolutions want channel blocks on any x86 with AVX2 or better.
+  EXPECT_TRUE(blocked.blocked_between) << "conv/relu/max_pool outputs were not kept blocked";
+  EXPECT_FALSE(row_major.blocked_between);
+  expect_near_all(blocked.out, row_major.out, "output");
+  expect_near_all(blocked.gx, row_major.gx, "grad x");
+  expect_near_all(blocked.gw1, row_major.gw1, "grad w1");
+  expect_near_all(blocked.gw2, row_major.gw2, "grad w2");
+}
+
+TEST(FunctionalLayoutTest, EveryOtherReaderSeesRowMajorData) {
+  Tensor x = random_input({2, 16, 6, 6}, DType::FLOAT32, 5).set_stop_gradient(true);
+  Tensor w = random_input({16, 16, 3, 3}, DType::FLOAT32, 6).set_stop_gradient(true);
+  Tensor y = F::conv2d(x, w, Tensor(), {1, 1}, {1, 1});
+  Tensor alias = y.detach();                 // shares the storage, still blocked
+  Tensor flat = y.view({2, 16 * 36});        // another shape over the same storage
+  Tensor expected = F::conv2d(plain(x), w, Tensor(), {1, 1}, {1, 1}).clone();  // row-major copy
+  const std::vector<float> want = expected.to_vector<float>();
+  EXPECT_EQ(flat.to_vector<float>(), want);  // converts the shared storage in place
+  EXPECT_EQ(y.layout(), nullptr);
+  EXPECT_EQ(alias.layout(), nullptr);
+  EXPECT_EQ(alias.to_vector<float>(), want);
+  alias.data<float>()[0] = 42.0f;  // one storage for all three
+  EXPECT_EQ(y.to_vector<float>()[0], 42.0f);
+}
+
+}  // namespace
+}  // namespace crew
