@@ -1,6 +1,7 @@
 #pragma once
 // Matrix products, row-major: float32 on oneDNN's sgemm, float64 on OpenBLAS dgemm.
 #include <cstdint>
+#include <vector>
 
 #include "crew/tensor/tensor.h"
 
@@ -12,6 +13,21 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
           int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
+
+// y[M, N] = x[M, K] w[K, N] + bias[N], float32, all row-major; bias may be null. One oneDNN
+// matmul with the bias fused (no pass that writes the bias rows first). In matmul.cpp.
+void linear_f32(int64_t m, int64_t k, int64_t n, const float* x, const float* w, const float* bias, float* y);
+
+// A float32 operand of matmul_views: dims [batch..., rows, cols] with element strides over a
+// buffer, so that e.g. [B, T, H, D] data is read or written as [B, H, T, D] (or transposed)
+// without a copy.
+struct MatrixView {
+  float* data = nullptr;
+  std::vector<int64_t> dims;
+  std::vector<int64_t> strides;
+};
+// c = alpha * a x b on one oneDNN matmul (any strides; batch dims of a and b equal to c's or 1).
+void matmul_views(const MatrixView& a, const MatrixView& b, const MatrixView& c, float alpha = 1.0f);
 
 // op(a) x op(b) for a [..., M, K] and b [..., K, N] (each at least 2-d; op = transpose of the
 // last two axes when requested) -> [batch..., M, N], the leading (batch) axes broadcast

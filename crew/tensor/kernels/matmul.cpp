@@ -112,7 +112,69 @@ void matmul_dnnl(const MatmulPlan& p, bool ta, bool tb, const Tensor& a, const T
                                          {DNNL_ARG_DST, detail::as_memory(c, e->c_md)}});
 }
 
+struct LinearEntry {
+  dnnl::memory::desc x_md, w_md, b_md, y_md;
+  dnnl::matmul prim;
+};
+
 }  // namespace
+
+void linear_f32(int64_t m, int64_t k, int64_t n, const float* x, const float* w, const float* bias, float* y) {
+  static detail::PrimitiveCache<LinearEntry> cache;
+  using tag = dnnl::memory::format_tag;
+  constexpr auto f32 = dnnl::memory::data_type::f32;
+  try {
+    auto e = cache.get(str_cat("linear", m, ',', k, ',', n, ',', bias != nullptr), [&] {
+      auto entry = std::make_shared<LinearEntry>();
+      entry->x_md = dnnl::memory::desc({m, k}, f32, tag::ab);
+      entry->w_md = dnnl::memory::desc({k, n}, f32, tag::ab);
+      entry->y_md = dnnl::memory::desc({m, n}, f32, tag::ab);
+      if (bias != nullptr) entry->b_md = dnnl::memory::desc({1, n}, f32, tag::ab);
+      dnnl::matmul::desc d(entry->x_md, entry->w_md, entry->b_md, entry->y_md);
+      entry->prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, detail::cpu_engine()));
+      return entry;
+    });
+    auto mem = [](const dnnl::memory::desc& md, const float* p) {
+      return dnnl::memory(md, detail::cpu_engine(), const_cast<float*>(p));
+    };
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, mem(e->x_md, x)}, {DNNL_ARG_WEIGHTS, mem(e->w_md, w)}, {DNNL_ARG_DST, mem(e->y_md, y)}};
+    if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, mem(e->b_md, bias));
+    e->prim.execute(detail::cpu_stream(), args);
+  } catch (const dnnl::error& err) {
+    detail::rethrow_dnnl("linear", err);
+  }
+}
+
+void matmul_views(const MatrixView& a, const MatrixView& b, const MatrixView& c, float alpha) {
+  struct Entry {
+    dnnl::memory::desc a, b, c;
+    dnnl::matmul prim;
+  };
+  static detail::PrimitiveCache<Entry> cache;
+  auto md = [](const MatrixView& v) {
+    return dnnl::memory::desc(dnnl::memory::dims(v.dims.begin(), v.dims.end()), dnnl::memory::data_type::f32,
+                              dnnl::memory::dims(v.strides.begin(), v.strides.end()));
+  };
+  const std::string key = str_cat("views", shape_str(a.dims), shape_str(a.strides), shape_str(b.dims),
+                                  shape_str(b.strides), shape_str(c.dims), shape_str(c.strides), alpha);
+  try {
+    auto e = cache.get(key, [&] {
+      auto entry = std::make_shared<Entry>();
+      entry->a = md(a), entry->b = md(b), entry->c = md(c);
+      dnnl::primitive_attr attr;
+      if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+      dnnl::matmul::desc d(entry->a, entry->b, entry->c);
+      entry->prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, attr, detail::cpu_engine()));
+      return entry;
+    });
+    e->prim.execute(detail::cpu_stream(), {{DNNL_ARG_SRC, dnnl::memory(e->a, detail::cpu_engine(), a.data)},
+                                           {DNNL_ARG_WEIGHTS, dnnl::memory(e->b, detail::cpu_engine(), b.data)},
+                                           {DNNL_ARG_DST, dnnl::memory(e->c, detail::cpu_engine(), c.data)}});
+  } catch (const dnnl::error& err) {
+    detail::rethrow_dnnl("matmul", err);
+  }
+}
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
   const MatmulPlan p = plan_matmul(a, b, ta, tb);
