@@ -11,15 +11,23 @@ namespace crew::autograd {
 namespace {
 
 // A gradient buffer we may keep as a leaf's grad(): it must share storage with nothing else.
+bool sole_owner(const Tensor& t);
+
 Tensor owned(Tensor g) {
-  if (g.impl_ptr().use_count() == 1 && g.impl()->storage.use_count() == 1) return g;
+  if (sole_owner(g)) return g;
   return g.clone();
 }
+
+bool sole_owner(const Tensor& t) { return t.impl_ptr().use_count() == 1 && t.impl()->storage.use_count() == 1; }
 
 void accumulate(Tensor& buffer, Tensor contribution) {
   if (!contribution.defined()) return;
   if (!buffer.defined()) {
     buffer = std::move(contribution);
+  } else if (sole_owner(buffer) && buffer.shape() == contribution.shape() &&
+             buffer.dtype() == contribution.dtype()) {
+    // Nobody else sees this buffer (a node's fresh output): add into it, no new tensor.
+    kernels::add_inplace(buffer, contribution);
   } else {
     buffer = kernels::binary(kernels::BinaryOp::ADD, buffer, contribution, "backward (accumulate)");
   }

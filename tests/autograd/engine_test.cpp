@@ -43,6 +43,18 @@ TEST(EngineTest, DiamondGraphSumsBothPaths) {
   EXPECT_FLOAT_EQ(w.grad().item(), 7.0f);
 }
 
+// Contributions are added in place into a buffer only its node's output owns: a gradient
+// handed to two edges (an add's backward) or the caller's seed gradient is never written.
+TEST(EngineTest, InPlaceAccumulationLeavesSharedGradientsAlone) {
+  Tensor x = param({1, 2, 3}, {3});
+  Tensor y = mul(x, 2.0);
+  Tensor z = add(add(y, y), mul(y, 3.0));  // dz/dy = 1 + 1 + 3, through a shared gradient
+  Tensor seed = Tensor::from_vector<float>({1, 10, 100}, {3});
+  z.backward(seed);
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{10, 100, 1000}));
+  EXPECT_EQ(seed.to_vector<float>(), (std::vector<float>{1, 10, 100}));
+}
+
 TEST(EngineTest, GraphIsFreedUnlessRetained) {
   Tensor w = param({1, 2}, {2});
   Tensor loss = sum(mul(w, w));
