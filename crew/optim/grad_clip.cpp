@@ -17,7 +17,16 @@ double squared_norm(const Tensor& g) {
     if constexpr (std::is_floating_point_v<T>) {
       const T* p = g.data<T>();
       const int64_t n = g.numel();
-      for (int64_t i = 0; i < n; ++i) s += static_cast<double>(p[i]) * static_cast<double>(p[i]);
+      // Eight independent double sums (one dependent add per element is latency-bound; these
+      // vectorise), combined in a fixed order, so the result does not depend on the machine.
+      constexpr int kLanes = 8;
+      double lane[kLanes] = {};
+      int64_t i = 0;
+      for (; i + kLanes <= n; i += kLanes) {
+        for (int l = 0; l < kLanes; ++l) lane[l] += static_cast<double>(p[i + l]) * static_cast<double>(p[i + l]);
+      }
+      for (; i < n; ++i) lane[0] += static_cast<double>(p[i]) * static_cast<double>(p[i]);
+      for (int l = 0; l < kLanes; ++l) s += lane[l];
     } else {
       CREW_THROW(ValueError, "grad_clip: gradient dtype ", dtype_name(g.dtype()), " is not floating");
     }
