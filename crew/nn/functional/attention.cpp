@@ -47,23 +47,83 @@ void mask_future(T* s, int64_t matrices, int64_t tq, int64_t tk) {
   });
 }
 
-// Saved for the backward: scale * Q, K, V as [B, H, T, D] and the probabilities P.
+// Saved for the backward: Q, K, V as given ([B, T, H, D]), the probabilities P and the scale.
 struct AttentionSaved {
-  Tensor qs, kh, vh, p;
+  Tensor q, k, v, p;
   double scale;
 };
 
-std::vector<Tensor> attention_backward(const AttentionSaved& s, const Tensor& g,
-                                       const std::vector<bool>& needs) {
-  const Tensor gh = swap_time_heads(g);
+// float32: every product is one oneDNN matmul over strided views, [B, T, H, D] data read and
+// written as [B, H, T, D] (or transposed) without a copy, the scale an output scale.
+kernels::MatrixView heads(const Tensor& t) {  // [B, T, H, D] as [B, H, T, D]
+  const int64_t b = t.size(0), n = t.size(1), h = t.size(2), d = t.size(3);
+  return {t.data<float>(), {b, h, n, d}, {n * h * d, d, h * d, 1}};
+}
+kernels::MatrixView heads_t(const Tensor& t) {  // [B, T, H, D] as [B, H, D, T]
+  const int64_t b = t.size(0), n = t.size(1), h = t.size(2), d = t.size(3);
+  return {t.data<float>(), {b, h, d, n}, {n * h * d, d, 1, h * d}};
+}
+kernels::MatrixView scores(const Tensor& p) {  // [B, H, T_q, T_k] as it is
+  const int64_t b = p.size(0), h = p.size(1), tq = p.size(2), tk = p.size(3);
+  return {p.data<float>(), {b, h, tq, tk}, {h * tq * tk, tq * tk, tk, 1}};
+}
+kernels::MatrixView scores_t(const Tensor& p) {  // [B, H, T_q, T_k] as [B, H, T_k, T_q]
+  const int64_t b = p.size(0), h = p.size(1), tq = p.size(2), tk = p.size(3);
+  return {p.data<float>(), {b, h, tk, tq}, {h * tq * tk, tq * tk, 1, tk}};
+}
+
+std::vector<Tensor> backward_f32(const AttentionSaved& s, const Tensor& g, const std::vector<bool>& needs) {
+  const float scale = static_cast<float>(s.scale);
+  std::vector<Tensor> grads(3);
+  if (needs[2]) {
+    grads[2] = Tensor::uninitialized(s.v.shape());
+    kernels::matmul_views(scores_t(s.p), heads(g), heads(grads[2]));  // dV = P^T dO
+  }
+  if (!needs[0] && !needs[1]) return grads;
+  Tensor dp = Tensor::uninitialized(s.p.shape());
+  kernels::matmul_views(heads(g), heads_t(s.v), scores(dp));  // dP = dO V^T
+  const Tensor ds = kernels::softmax_rows_backward(s.p, dp);  // dS = P * (dP - rowsum(dP * P))
+  if (needs[0]) {
+    grads[0] = Tensor::uninitialized(s.q.shape());
+    kernels::matmul_views(scores(ds), heads(s.k), heads(grads[0]), scale);  // dQ = scale dS K
+  }
+  if (needs[1]) {
+    grads[1] = Tensor::uninitialized(s.k.shape());
+    kernels::matmul_views(scores_t(ds), heads(s.q), heads(grads[1]), scale);  // dK = scale dS^T Q
+  }
+  return grads;
+}
+
+// float64 (gradient checks): the same products on transposed copies.
+std::vector<Tensor> backward_f64(const AttentionSaved& s, const Tensor& g, const std::vector<bool>& needs) {
+  const Tensor gh = swap_time_heads(g), qs = swap_time_heads(s.q, s.scale);
+  const Tensor kh = swap_time_heads(s.k), vh = swap_time_heads(s.v);
   std::vector<Tensor> grads(3);
   if (needs[2]) grads[2] = swap_time_heads(kernels::matmul(s.p, gh, true, false));  // dV = P^T dO
   if (!needs[0] && !needs[1]) return grads;
-  const Tensor dp = kernels::matmul(gh, s.vh, false, true);   // dP = dO V^T
+  const Tensor dp = kernels::matmul(gh, vh, false, true);     // dP = dO V^T
   const Tensor ds = kernels::softmax_rows_backward(s.p, dp);  // dS = P * (dP - rowsum(dP * P))
-  if (needs[0]) grads[0] = swap_time_heads(kernels::matmul(ds, s.kh, false, false), s.scale);  // scale dS K
-  if (needs[1]) grads[1] = swap_time_heads(kernels::matmul(ds, s.qs, true, false));  // dS^T (scale Q)
+  if (needs[0]) grads[0] = swap_time_heads(kernels::matmul(ds, kh, false, false), s.scale);  // scale dS K
+  if (needs[1]) grads[1] = swap_time_heads(kernels::matmul(ds, qs, true, false));  // dS^T (scale Q)
   return grads;
+}
+
+// S = scale Q K^T into s.p ([B, H, T_q, T_k]); returns O = P V as [B, T_q, H, D] after the
+// caller's mask and softmax (done by `finish`).
+template <typename Finish>
+Tensor forward_products(AttentionSaved& s, const Finish& finish) {
+  const int64_t b = s.q.size(0), tq = s.q.size(1), h = s.q.size(2), d = s.q.size(3), tk = s.k.size(1);
+  if (s.q.dtype() == DType::FLOAT32) {
+    s.p = Tensor::uninitialized({b, h, tq, tk});
+    kernels::matmul_views(heads(s.q), heads_t(s.k), scores(s.p), static_cast<float>(s.scale));
+    finish();
+    Tensor y = Tensor::uninitialized({b, tq, h, d});
+    kernels::matmul_views(scores(s.p), heads(s.v), heads(y));
+    return y;
+  }
+  s.p = kernels::matmul(swap_time_heads(s.q, s.scale), swap_time_heads(s.k), false, true);
+  finish();
+  return swap_time_heads(kernels::matmul(s.p, swap_time_heads(s.v), false, false));
 }
 
 }  // namespace
@@ -72,24 +132,22 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
                                     double scale) {
   check_attention(q, k, v);
   const int64_t b = q.size(0), tq = q.size(1), h = q.size(2), d = q.size(3), tk = k.size(1);
-  AttentionSaved s;
+  AttentionSaved s{q.detach(), k.detach(), v.detach(), Tensor(), 0.0};
   s.scale = scale == 0 ? 1.0 / std::sqrt(static_cast<double>(d)) : scale;
-  s.qs = swap_time_heads(q, s.scale);
-  s.kh = swap_time_heads(k);
-  s.vh = swap_time_heads(v);
-  s.p = kernels::matmul(s.qs, s.kh, false, true);  // S = scale Q K^T, [B, H, T_q, T_k]
-  if (is_causal && tk > 0) {
-    dispatch_dtype(q.dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      if constexpr (std::is_floating_point_v<T>) mask_future(s.p.data<T>(), b * h, tq, tk);
-    });
-  }
-  kernels::softmax_rows_(s.p);
-  Tensor y = swap_time_heads(kernels::matmul(s.p, s.vh, false, false));  // O = P V
+  Tensor y = forward_products(s, [&] {
+    if (is_causal && tk > 0) {
+      dispatch_dtype(q.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        if constexpr (std::is_floating_point_v<T>) mask_future(s.p.data<T>(), b * h, tq, tk);
+      });
+    }
+    kernels::softmax_rows_(s.p);
+  });
   if (autograd::should_record({&q, &k, &v})) {
-    autograd::record(
-        y, "scaled_dot_product_attention", {q, k, v},
-        [s](const Tensor& g, const std::vector<bool>& needs) { return attention_backward(s, g, needs); });
+    autograd::record(y, "scaled_dot_product_attention", {q, k, v},
+                     [s](const Tensor& g, const std::vector<bool>& needs) {
+                       return g.dtype() == DType::FLOAT32 ? backward_f32(s, g, needs) : backward_f64(s, g, needs);
+                     });
   }
   return y;
 }
