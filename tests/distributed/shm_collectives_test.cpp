@@ -10,12 +10,12 @@
 #include "tests/distributed/reduction_values.h"
 #include "tests/distributed/shm_harness.h"
 #include "tests/testing/child_expect.h"
-#include "tests/testing/store_ptr.h"
 
 namespace crew::dist {
 namespace {
 
 using testing::expect_all_ok;
+using testing::shm::make_shm_group;
 using testing::shm::run_ranks;
 using namespace testing_values;
 using testing::shm::set_unique_job;
@@ -35,19 +35,13 @@ ShmOptions small_buffers() {
   return o;
 }
 
-std::shared_ptr<ProcessGroup> make_group(Store& store, int rank, int world, const ShmOptions& shm) {
-  ProcessGroupOptions options;
-  options.timeout = std::chrono::seconds(30);
-  return create_shm_process_group(testing::borrow_store(store), rank, world, options, shm);
-}
-
 class ShmCollectives : public ::testing::TestWithParam<int> {};
 
 TEST_P(ShmCollectives, AllReduceEveryDtypeOpAndSize) {
   const int world = GetParam();
   const std::string prefix = set_unique_job("shmtest");
   auto results = run_ranks(world, [&](int rank, Store& store) {
-    auto pg = make_group(store, rank, world, small_buffers());
+    auto pg = make_shm_group(store, rank, world, small_buffers());
     for (DType dtype : kDTypes) {
       for (ReduceOp op : kOps) {
         for (int64_t n : kSizes) {
@@ -70,7 +64,7 @@ TEST_P(ShmCollectives, RootedAndListCollectives) {
   const int world = GetParam();
   const std::string prefix = set_unique_job("shmtest");
   auto results = run_ranks(world, [&](int rank, Store& store) {
-    auto pg = make_group(store, rank, world, small_buffers());
+    auto pg = make_shm_group(store, rank, world, small_buffers());
     for (int64_t n : kSizes) {
       const int root = static_cast<int>(n % world);
       // broadcast
@@ -135,7 +129,7 @@ TEST_P(ShmCollectives, RootedAndListCollectives) {
 TEST_P(ShmCollectives, SendRecvRingLargerThanMailbox) {
   const int world = GetParam();
   auto results = run_ranks(world, [&](int rank, Store& store) {
-    auto pg = make_group(store, rank, world, small_buffers());
+    auto pg = make_shm_group(store, rank, world, small_buffers());
     const int next = (rank + 1) % world, prev = (rank + world - 1) % world;
     for (int64_t n : kSizes) {
       // Every rank sends before it receives: crossing sends bigger than the mailbox must not
@@ -155,7 +149,7 @@ TEST_P(ShmCollectives, SendRecvRingLargerThanMailbox) {
 TEST_P(ShmCollectives, AsyncOpsCompleteInIssueOrder) {
   const int world = GetParam();
   auto results = run_ranks(world, [&](int rank, Store& store) {
-    auto pg = make_group(store, rank, world, small_buffers());
+    auto pg = make_shm_group(store, rank, world, small_buffers());
     std::vector<Tensor> ts;
     std::vector<std::shared_ptr<Work>> works;
     for (int i = 0; i < 8; ++i) {
@@ -182,7 +176,7 @@ TEST(ShmBackend, DefaultBuffersLargeAllReduce) {
   // 3 MiB + 20 bytes of float32: three full 1 MiB chunks and a partial one.
   const int64_t n = (3 << 18) + 5;
   auto results = run_ranks(2, [&](int rank, Store& store) {
-    auto pg = make_group(store, rank, 2, ShmOptions{});
+    auto pg = make_shm_group(store, rank, 2, ShmOptions{});
     CHILD_EXPECT(pg->backend_name() == "shm");
     for (ReduceOp op : {ReduceOp::SUM, ReduceOp::MAX, ReduceOp::AVG}) {
       Tensor t = rank_tensor<float>(rank, n);
@@ -195,7 +189,7 @@ TEST(ShmBackend, DefaultBuffersLargeAllReduce) {
 
 TEST(ShmBackend, WorldOfOne) {
   auto results = run_ranks(1, [&](int rank, Store& store) {
-    auto pg = make_group(store, 0, 1, small_buffers());
+    auto pg = make_shm_group(store, 0, 1, small_buffers());
     Tensor t = rank_tensor<float>(0, 5000);
     pg->all_reduce(t, ReduceOp::AVG)->wait();
     require_equal(t, rank_tensor<float>(0, 5000).to_vector<float>(), "all_reduce of one rank");

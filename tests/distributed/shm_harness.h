@@ -23,6 +23,7 @@
 #include "crew/distributed/backends/shm/shm_process_group.h"
 #include "crew/distributed/store/store.h"
 #include "tests/testing/multiprocess.h"
+#include "tests/testing/store_ptr.h"
 #include "tests/testing/temp_dir.h"
 
 namespace crew::testing::shm {
@@ -136,6 +137,15 @@ inline std::vector<RankResult> run_ranks(int world, const std::function<void(int
         fn(rank, store);
       },
       options);
+}
+
+// This rank's shm group over `store`, with these options and per-collective timeout.
+inline std::shared_ptr<dist::ProcessGroup> make_shm_group(
+    dist::Store& store, int rank, int world, const dist::ShmOptions& shm,
+    std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+  dist::ProcessGroupOptions options;
+  options.timeout = timeout;
+  return dist::create_shm_process_group(borrow_store(store), rank, world, options, shm);
 }
 
 // Sets a CREW_JOB_ID unique to this call ("<tag><pid>x<n>"); returns the prefix of the names

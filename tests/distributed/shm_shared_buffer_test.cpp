@@ -10,13 +10,13 @@
 #include "tests/distributed/reduction_values.h"
 #include "tests/distributed/shm_harness.h"
 #include "tests/testing/child_expect.h"
-#include "tests/testing/store_ptr.h"
 
 namespace crew::dist {
 namespace {
 
 using testing::expect_all_ok;
 using testing::expect_throws;
+using testing::shm::make_shm_group;
 using testing::shm::run_ranks;
 using testing::shm::set_unique_job;
 using testing::shm::shm_entries;
@@ -30,12 +30,6 @@ ShmOptions small_options() {
   return o;
 }
 
-std::shared_ptr<ProcessGroup> make_group(Store& store, int rank, int world, const ShmOptions& shm) {
-  ProcessGroupOptions options;
-  options.timeout = std::chrono::seconds(30);
-  return create_shm_process_group(testing::borrow_store(store), rank, world, options, shm);
-}
-
 bool in_shared_memory(const Tensor& t) { return !t.impl()->storage->owns_memory(); }
 
 class ShmSharedBuffer : public ::testing::TestWithParam<int> {};
@@ -44,7 +38,7 @@ TEST_P(ShmSharedBuffer, AllReduceInPlaceEqualsTheDirectReduction) {
   const int world = GetParam();
   const std::string prefix = set_unique_job("shmbuf");
   auto results = run_ranks(world, [&](int rank, Store& store) {
-    auto pg = make_group(store, rank, world, small_options());
+    auto pg = make_shm_group(store, rank, world, small_options());
     for (DType dtype : {DType::FLOAT32, DType::FLOAT64, DType::INT32}) {
       for (ReduceOp op : {ReduceOp::SUM, ReduceOp::MAX, ReduceOp::MIN, ReduceOp::PROD, ReduceOp::AVG}) {
         dispatch_dtype(dtype, [&](auto tag) {
@@ -69,7 +63,7 @@ TEST_P(ShmSharedBuffer, AllReduceInPlaceEqualsTheDirectReduction) {
 TEST_P(ShmSharedBuffer, PartsAtOneOffsetAndAsyncOpsOnSeveralBuffers) {
   const int world = GetParam();
   auto results = run_ranks(world, [&](int rank, Store& store) {
-    auto pg = make_group(store, rank, world, small_options());
+    auto pg = make_shm_group(store, rank, world, small_options());
     Tensor a = pg->allocate_buffer(20000, DType::FLOAT32);
     Tensor b = pg->allocate_buffer(5000, DType::FLOAT32);
     for (int step = 0; step < 3; ++step) {  // the same buffers, again and again
@@ -99,16 +93,17 @@ INSTANTIATE_TEST_SUITE_P(Worlds, ShmSharedBuffer, ::testing::Values(2, 3),
 
 TEST(ShmSharedBufferFault, ASharedAndAnOrdinaryTensorAreAMismatchAndTheGroupRecovers) {
   auto results = run_ranks(2, [&](int rank, Store& store) {
-    auto pg = make_group(store, rank, 2, small_options());
+    auto pg = make_shm_group(store, rank, 2, small_options());
     Tensor shared = pg->allocate_buffer(4000, DType::FLOAT32);
     Tensor plain = Tensor::ones({4000});
     Tensor& mine = rank == 0 ? shared : plain;
-    expect_throws<CommError>([&] { pg->all_reduce(mine, ReduceOp::SUM)->wait(); },
-                             {"all_reduce (rank " + std::to_string(rank), "in shared buffer 0 at byte 0",
-                              "same order"});
+    expect_throws<CommError>(
+        [&] { pg->all_reduce(mine, ReduceOp::SUM)->wait(); },
+        {"all_reduce (rank " + std::to_string(rank), "in shared buffer 0 at byte 0", "same order"});
     shared.fill_(rank + 1.0);
     pg->all_reduce(shared, ReduceOp::SUM)->wait();
-    CHILD_EXPECT(shared.to_vector<float>()[3999] == 3.0f, "after recovery got ", shared.to_vector<float>()[3999]);
+    CHILD_EXPECT(shared.to_vector<float>()[3999] == 3.0f, "after recovery got ",
+                 shared.to_vector<float>()[3999]);
   });
   expect_all_ok(results);
 }
@@ -119,7 +114,7 @@ TEST(ShmSharedBufferFault, NoRoomOnOneRankGivesOrdinaryTensorsOnEveryRank) {
     ShmOptions shm = small_options();
     // Room for the group's own segment on rank 1, not for a buffer on top of it.
     if (rank == 1) shm.max_bytes = shm_segment_bytes(2, shm) + 4096;
-    auto pg = make_group(store, rank, 2, shm);
+    auto pg = make_shm_group(store, rank, 2, shm);
     Tensor buf = pg->allocate_buffer(9001, DType::FLOAT32);
     CHILD_EXPECT(!in_shared_memory(buf), "rank ", rank, " got shared memory although rank 1 had no room");
     buf.copy_(rank_tensor<float>(rank, 9001));
