@@ -18,7 +18,9 @@ Tensor owned(Tensor g) {
   return g.clone();
 }
 
-bool sole_owner(const Tensor& t) { return t.impl_ptr().use_count() == 1 && t.impl()->storage.use_count() == 1; }
+bool sole_owner(const Tensor& t) {
+  return t.impl_ptr().use_count() == 1 && t.impl()->storage.use_count() == 1;
+}
 
 void accumulate(Tensor& buffer, Tensor contribution) {
   if (!contribution.defined()) return;

@@ -23,7 +23,8 @@ double squared_norm(const Tensor& g) {
       double lane[kLanes] = {};
       int64_t i = 0;
       for (; i + kLanes <= n; i += kLanes) {
-        for (int l = 0; l < kLanes; ++l) lane[l] += static_cast<double>(p[i + l]) * static_cast<double>(p[i + l]);
+        for (int l = 0; l < kLanes; ++l)
+          lane[l] += static_cast<double>(p[i + l]) * static_cast<double>(p[i + l]);
       }
       for (; i < n; ++i) lane[0] += static_cast<double>(p[i]) * static_cast<double>(p[i]);
       for (int l = 0; l < kLanes; ++l) s += lane[l];

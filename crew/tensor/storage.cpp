@@ -45,7 +45,8 @@ void Storage::make_plain() {
   std::lock_guard<std::mutex> lock(convert_mu_);
   if (!opaque_.load(std::memory_order_acquire)) return;
   const size_t plain = layout_->plain_bytes();
-  void* converted = std::aligned_alloc(kAlignment, std::max<size_t>(kAlignment, (plain + kAlignment - 1) / kAlignment * kAlignment));
+  void* converted = std::aligned_alloc(
+      kAlignment, std::max<size_t>(kAlignment, (plain + kAlignment - 1) / kAlignment * kAlignment));
   if (converted == nullptr) CREW_THROW(ValueError, "Storage: cannot allocate ", plain, " bytes");
   layout_->to_plain(data_, converted);
   std::free(data_);

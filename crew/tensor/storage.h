@@ -31,7 +31,9 @@ class Storage {
   bool owns_memory() const { return owner_ == nullptr; }
 
   // The bytes' layout when it is not row-major, else null.
-  const OpaqueLayout* layout() const { return opaque_.load(std::memory_order_acquire) ? layout_.get() : nullptr; }
+  const OpaqueLayout* layout() const {
+    return opaque_.load(std::memory_order_acquire) ? layout_.get() : nullptr;
+  }
   // Marks freshly written bytes as being in `layout` (an owned storage of layout->bytes()).
   void set_layout(std::shared_ptr<const OpaqueLayout> layout);
   // Converts the bytes to row-major in place (new memory of layout->plain_bytes()); a no-op

@@ -40,8 +40,8 @@ ChainResult run_chain(bool force_plain) {
   Tensor c2 = step(F::conv2d(p1, w2, Tensor()));
   Tensor y = F::relu(c2);
   ChainResult r;
-  r.blocked_between = c1.layout() != nullptr && r1.layout() != nullptr && p1.layout() != nullptr &&
-                      y.layout() != nullptr;
+  r.blocked_between =
+      c1.layout() != nullptr && r1.layout() != nullptr && p1.layout() != nullptr && y.layout() != nullptr;
   sum(y * weights).backward();
   r.out = y.to_vector<float>();
   r.gx = x.grad().to_vector<float>();
@@ -73,8 +73,8 @@ TEST(FunctionalLayoutTest, EveryOtherReaderSeesRowMajorData) {
   Tensor x = random_input({2, 16, 6, 6}, DType::FLOAT32, 5).set_stop_gradient(true);
   Tensor w = random_input({16, 16, 3, 3}, DType::FLOAT32, 6).set_stop_gradient(true);
   Tensor y = F::conv2d(x, w, Tensor(), {1, 1}, {1, 1});
-  Tensor alias = y.detach();                 // shares the storage, still blocked
-  Tensor flat = y.view({2, 16 * 36});        // another shape over the same storage
+  Tensor alias = y.detach();           // shares the storage, still blocked
+  Tensor flat = y.view({2, 16 * 36});  // another shape over the same storage
   Tensor expected = F::conv2d(plain(x), w, Tensor(), {1, 1}, {1, 1}).clone();  // row-major copy
   const std::vector<float> want = expected.to_vector<float>();
   EXPECT_EQ(flat.to_vector<float>(), want);  // converts the shared storage in place

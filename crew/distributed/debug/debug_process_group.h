@@ -93,7 +93,9 @@ class DebugProcessGroup final : public ProcessGroup {
   std::shared_ptr<Work> recv(Tensor& tensor, int src, int tag) override;
   std::shared_ptr<Work> barrier() override;
   // The wrapped group's (not recorded: it is no collective of the program's own).
-  Tensor allocate_buffer(int64_t numel, DType dtype) override { return inner_->allocate_buffer(numel, dtype); }
+  Tensor allocate_buffer(int64_t numel, DType dtype) override {
+    return inner_->allocate_buffer(numel, dtype);
+  }
 
  private:
   // Records `record`, runs the DETAIL check, then `issue` (the wrapped group's call).

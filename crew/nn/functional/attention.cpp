@@ -104,7 +104,7 @@ std::vector<Tensor> backward_f64(const AttentionSaved& s, const Tensor& g, const
   const Tensor dp = kernels::matmul(gh, vh, false, true);     // dP = dO V^T
   const Tensor ds = kernels::softmax_rows_backward(s.p, dp);  // dS = P * (dP - rowsum(dP * P))
   if (needs[0]) grads[0] = swap_time_heads(kernels::matmul(ds, kh, false, false), s.scale);  // scale dS K
-  if (needs[1]) grads[1] = swap_time_heads(kernels::matmul(ds, qs, true, false));  // dS^T (scale Q)
+  if (needs[1]) grads[1] = swap_time_heads(kernels::matmul(ds, qs, true, false));            // dS^T (scale Q)
   return grads;
 }
 
@@ -144,10 +144,10 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
     kernels::softmax_rows_(s.p);
   });
   if (autograd::should_record({&q, &k, &v})) {
-    autograd::record(y, "scaled_dot_product_attention", {q, k, v},
-                     [s](const Tensor& g, const std::vector<bool>& needs) {
-                       return g.dtype() == DType::FLOAT32 ? backward_f32(s, g, needs) : backward_f64(s, g, needs);
-                     });
+    autograd::record(
+        y, "scaled_dot_product_attention", {q, k, v}, [s](const Tensor& g, const std::vector<bool>& needs) {
+          return g.dtype() == DType::FLOAT32 ? backward_f32(s, g, needs) : backward_f64(s, g, needs);
+        });
   }
   return y;
 }

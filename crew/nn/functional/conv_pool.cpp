@@ -37,13 +37,12 @@ Tensor pool(kernels::PoolKind kind, const char* name, const Tensor& x, const ker
   const bool record = autograd::should_record({&x});
   kernels::PoolForwardResult r = kernels::pool2d_forward(kind, x, p, record);
   if (record) {
-    autograd::record(
-        r.y, name, {x},
-        [kind, p, shape = x.shape(), ws = r.workspace, layout = r.x_layout](const Tensor& g,
-                                                                              const std::vector<bool>&) {
-          return std::vector<Tensor>{
-              kernels::pool2d_backward(kind, g, shape, ws, p, kernels::default_pool_impl(), layout.get())};
-        });
+    autograd::record(r.y, name, {x},
+                     [kind, p, shape = x.shape(), ws = r.workspace, layout = r.x_layout](
+                         const Tensor& g, const std::vector<bool>&) {
+                       return std::vector<Tensor>{kernels::pool2d_backward(
+                           kind, g, shape, ws, p, kernels::default_pool_impl(), layout.get())};
+                     });
   }
   return r.y;
 }

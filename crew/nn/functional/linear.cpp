@@ -16,7 +16,8 @@ void linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Ten
   T* yp = y.data<T>();
   if constexpr (std::is_same_v<T, float>) {
     if (m > 0 && in > 0 && out > 0) {
-      kernels::linear_f32(m, in, out, x.data<float>(), w.data<float>(), b.defined() ? b.data<float>() : nullptr, yp);
+      kernels::linear_f32(m, in, out, x.data<float>(), w.data<float>(),
+                          b.defined() ? b.data<float>() : nullptr, yp);
       return;
     }
   }

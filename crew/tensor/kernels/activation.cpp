@@ -120,8 +120,8 @@ Tensor activation_forward(Activation kind, const Tensor& x) {
     auto e = entry(kind, n, layout);
     Tensor y = layout ? Tensor::with_layout(x.shape(), x.dtype(), detail::dnnl_layout(layout->desc()))
                       : Tensor::uninitialized(x.shape(), x.dtype());
-    e->fwd.execute(detail::cpu_stream(), {{DNNL_ARG_SRC, memory_of(*e, x, layout)},
-                                          {DNNL_ARG_DST, memory_of(*e, y, layout)}});
+    e->fwd.execute(detail::cpu_stream(),
+                   {{DNNL_ARG_SRC, memory_of(*e, x, layout)}, {DNNL_ARG_DST, memory_of(*e, y, layout)}});
     return y;
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl("activation forward", err);
@@ -150,11 +150,13 @@ Tensor activation_backward(Activation kind, const Tensor& grad_y, const Tensor& 
     const detail::DnnlLayout* layout = detail::dnnl_layout_of(grad_y);
     if (detail::dnnl_layout_of(saved) != layout) layout = nullptr;
     auto e = entry(kind, n, layout);
-    Tensor gx = layout ? Tensor::with_layout(grad_y.shape(), grad_y.dtype(), detail::dnnl_layout(layout->desc()))
-                       : Tensor::uninitialized(grad_y.shape(), grad_y.dtype());
-    e->bwd.execute(detail::cpu_stream(), {{from_output ? DNNL_ARG_DST : DNNL_ARG_SRC, memory_of(*e, saved, layout)},
-                                          {DNNL_ARG_DIFF_DST, memory_of(*e, grad_y, layout)},
-                                          {DNNL_ARG_DIFF_SRC, memory_of(*e, gx, layout)}});
+    Tensor gx = layout
+                    ? Tensor::with_layout(grad_y.shape(), grad_y.dtype(), detail::dnnl_layout(layout->desc()))
+                    : Tensor::uninitialized(grad_y.shape(), grad_y.dtype());
+    e->bwd.execute(detail::cpu_stream(),
+                   {{from_output ? DNNL_ARG_DST : DNNL_ARG_SRC, memory_of(*e, saved, layout)},
+                    {DNNL_ARG_DIFF_DST, memory_of(*e, grad_y, layout)},
+                    {DNNL_ARG_DIFF_SRC, memory_of(*e, gx, layout)}});
     return gx;
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl("activation backward", err);

@@ -288,9 +288,10 @@ Conv2dGrads conv2d_backward(const Tensor& grad_y, const Tensor& x, const Tensor&
       dnnl::memory dd = share ? dd_w : detail::input_memory(ed->diff_dst, grad_y);
       dnnl::memory w = detail::bridge_input(ed->weights, weight);
       r.grad_x = detail::output_tensor(ed->diff_src, x_shape);  // in the layout the primitive writes
-      ed->prim.execute(detail::cpu_stream(), {{DNNL_ARG_DIFF_DST, dd},
-                                              {DNNL_ARG_WEIGHTS, w},
-                                              {DNNL_ARG_DIFF_SRC, detail::output_memory(ed->diff_src, r.grad_x)}});
+      ed->prim.execute(detail::cpu_stream(),
+                       {{DNNL_ARG_DIFF_DST, dd},
+                        {DNNL_ARG_WEIGHTS, w},
+                        {DNNL_ARG_DIFF_SRC, detail::output_memory(ed->diff_src, r.grad_x)}});
     }
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl("conv2d backward", err);

@@ -46,7 +46,8 @@ bool reorders(const LayoutBridge& bridge, const Tensor& t) {
 }
 
 dnnl::memory input_memory(const LayoutBridge& bridge, const Tensor& t) {
-  if (bridge.needed && !reorders(bridge, t)) return dnnl::memory(bridge.wanted, cpu_engine(), t.layout_data());
+  if (bridge.needed && !reorders(bridge, t))
+    return dnnl::memory(bridge.wanted, cpu_engine(), t.layout_data());
   return bridge_input(bridge, t);
 }
 

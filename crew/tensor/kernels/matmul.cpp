@@ -119,7 +119,8 @@ struct LinearEntry {
 
 }  // namespace
 
-void linear_f32(int64_t m, int64_t k, int64_t n, const float* x, const float* w, const float* bias, float* y) {
+void linear_f32(int64_t m, int64_t k, int64_t n, const float* x, const float* w, const float* bias,
+                float* y) {
   static detail::PrimitiveCache<LinearEntry> cache;
   using tag = dnnl::memory::format_tag;
   constexpr auto f32 = dnnl::memory::data_type::f32;
@@ -137,8 +138,9 @@ void linear_f32(int64_t m, int64_t k, int64_t n, const float* x, const float* w,
     auto mem = [](const dnnl::memory::desc& md, const float* p) {
       return dnnl::memory(md, detail::cpu_engine(), const_cast<float*>(p));
     };
-    std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC, mem(e->x_md, x)}, {DNNL_ARG_WEIGHTS, mem(e->w_md, w)}, {DNNL_ARG_DST, mem(e->y_md, y)}};
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, mem(e->x_md, x)},
+                                               {DNNL_ARG_WEIGHTS, mem(e->w_md, w)},
+                                               {DNNL_ARG_DST, mem(e->y_md, y)}};
     if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, mem(e->b_md, bias));
     e->prim.execute(detail::cpu_stream(), args);
   } catch (const dnnl::error& err) {
@@ -168,9 +170,10 @@ void matmul_views(const MatrixView& a, const MatrixView& b, const MatrixView& c,
       entry->prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, attr, detail::cpu_engine()));
       return entry;
     });
-    e->prim.execute(detail::cpu_stream(), {{DNNL_ARG_SRC, dnnl::memory(e->a, detail::cpu_engine(), a.data)},
-                                           {DNNL_ARG_WEIGHTS, dnnl::memory(e->b, detail::cpu_engine(), b.data)},
-                                           {DNNL_ARG_DST, dnnl::memory(e->c, detail::cpu_engine(), c.data)}});
+    e->prim.execute(detail::cpu_stream(),
+                    {{DNNL_ARG_SRC, dnnl::memory(e->a, detail::cpu_engine(), a.data)},
+                     {DNNL_ARG_WEIGHTS, dnnl::memory(e->b, detail::cpu_engine(), b.data)},
+                     {DNNL_ARG_DST, dnnl::memory(e->c, detail::cpu_engine(), c.data)}});
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl("matmul", err);
   }

@@ -67,8 +67,9 @@ std::shared_ptr<ForwardEntry> forward_entry(PoolKind kind, const PoolGeometry& g
     const memory::desc src = layout ? layout->desc() : wanted_desc(g.src);
     const memory::desc dst =
         layout ? memory::desc(g.dst, memory::data_type::f32, memory::format_tag::any) : wanted_desc(g.dst);
-    dnnl::pooling_forward::desc d(training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference,
-                                  algorithm_of(kind), src, dst, g.strides, g.kernel, g.pad_l, g.pad_r);
+    dnnl::pooling_forward::desc d(
+        training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference, algorithm_of(kind),
+        src, dst, g.strides, g.kernel, g.pad_l, g.pad_r);
     e->pd = dnnl::pooling_forward::primitive_desc(d, detail::cpu_engine());
     e->prim = dnnl::pooling_forward(e->pd);
     e->src = detail::LayoutBridge(detail::plain_desc(g.src), e->pd.src_desc());
@@ -77,7 +78,8 @@ std::shared_ptr<ForwardEntry> forward_entry(PoolKind kind, const PoolGeometry& g
   });
 }
 
-std::shared_ptr<BackwardEntry> backward_entry(PoolKind kind, const PoolGeometry& g, const detail::DnnlLayout* layout) {
+std::shared_ptr<BackwardEntry> backward_entry(PoolKind kind, const PoolGeometry& g,
+                                              const detail::DnnlLayout* layout) {
   static detail::PrimitiveCache<BackwardEntry> cache;
   auto fwd = forward_entry(kind, g, true, layout);
   return cache.get(str_cat(g.key, static_cast<const void*>(layout)), [&] {
@@ -176,12 +178,14 @@ Tensor pool2d_backward(PoolKind kind, const Tensor& grad_y, const Shape& x_shape
   try {
     auto e = backward_entry(kind, g, layout);
     grad_x = detail::output_tensor(e->diff_src, x_shape);  // oneDNN writes every element
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_DIFF_DST, detail::input_memory(e->diff_dst, grad_y)},
-                                               {DNNL_ARG_DIFF_SRC, detail::output_memory(e->diff_src, grad_x)}};
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_DIFF_DST, detail::input_memory(e->diff_dst, grad_y)},
+        {DNNL_ARG_DIFF_SRC, detail::output_memory(e->diff_src, grad_x)}};
     if (e->workspace.get_size() > 0) {
       CREW_CHECK(workspace.defined() && workspace.nbytes() >= e->workspace.get_size(),
                  "pool2d backward: max pooling needs the forward workspace");
-      args.emplace(DNNL_ARG_WORKSPACE, dnnl::memory(e->workspace, detail::cpu_engine(), workspace.raw_data()));
+      args.emplace(DNNL_ARG_WORKSPACE,
+                   dnnl::memory(e->workspace, detail::cpu_engine(), workspace.raw_data()));
     }
     e->prim.execute(detail::cpu_stream(), args);
   } catch (const dnnl::error& err) {

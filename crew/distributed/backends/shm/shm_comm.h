@@ -171,8 +171,8 @@ class ShmComm {
   std::chrono::microseconds spin_;
   std::chrono::milliseconds liveness_interval_;
   size_t small_bytes_;
-  std::string shm_dir_;   // where new segments go (free-space check)
-  size_t max_bytes_ = 0;  // ShmOptions::max_bytes, for every segment of this rank together
+  std::string shm_dir_;          // where new segments go (free-space check)
+  size_t max_bytes_ = 0;         // ShmOptions::max_bytes, for every segment of this rank together
   bool oversubscribed_ = false;  // more ranks than CPUs: yield instead of pure spinning
 
   ShmSegment segment_;

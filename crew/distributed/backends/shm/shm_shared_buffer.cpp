@@ -29,8 +29,8 @@ size_t ShmComm::shared_limit(size_t wanted) const {
   size_t used = geometry_.total_bytes();
   for (const auto& b : shared_) used += b->stride * size_t(world_);
   if (used + wanted > max_bytes_) {
-    CREW_THROW(dist::BackendUnavailableError, "shm (rank ", rank_, ", group ", group_, "): a shared buffer of ",
-               wanted, " bytes does not fit: this rank has mapped ", used,
+    CREW_THROW(dist::BackendUnavailableError, "shm (rank ", rank_, ", group ", group_,
+               "): a shared buffer of ", wanted, " bytes does not fit: this rank has mapped ", used,
                " bytes already and may map at most ", max_bytes_, " (CREW_SHM_MAX_BYTES)");
   }
   return max_bytes_ - used;
