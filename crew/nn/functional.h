@@ -43,6 +43,7 @@ Tensor dropout(const Tensor& x, double p = 0.5, bool training = true, Generator*
 // inference: uses the running statistics. weight/bias [C] or undefined. With a sync
 // (SyncBatchNorm), training uses the statistics of the batch of all ranks and backward gives
 // that batch's input gradient (crew/nn/batch_norm_sync.h); null = per-process statistics.
+// Float32 training with per-process statistics runs on oneDNN (crew/tensor/kernels/batch_norm.h).
 Tensor batch_norm(const Tensor& x, Tensor& running_mean, Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum = 0.9, double epsilon = 1e-5,
                   std::shared_ptr<BatchNormStatsSync> sync = nullptr);

@@ -85,6 +85,45 @@ TEST(FunctionalNormTest, BatchNormTrainingGradientsAndRunningStats) {
   EXPECT_NEAR(y.to_vector<double>()[0], (xv[0] - mean0) / std::sqrt(var0 + 1e-5), 1e-9);
 }
 
+// Float32 training runs on oneDNN (a blocked input stays blocked): against the float64 loops.
+TEST(FunctionalNormTest, BatchNormFloat32OnOneDnnMatchesTheFloat64Loops) {
+  for (bool blocked : {false, true}) {
+    Tensor x64 = random_input({4, 16, 5, 5}, DType::FLOAT64, 7).detach();
+    Tensor w64 = random_input({16}, DType::FLOAT64, 8).detach();
+    Tensor b64 = random_input({16}, DType::FLOAT64, 9).detach();
+    Tensor r64 = random_input({4, 16, 5, 5}, DType::FLOAT64, 10).detach();
+    auto run = [&](DType dt, Tensor* rm, Tensor* rv) {
+      Tensor x = x64.to(dt), w = w64.to(dt).set_stop_gradient(false), b = b64.to(dt).set_stop_gradient(false);
+      x.set_stop_gradient(false);
+      Tensor in = x;
+      if (blocked && dt == DType::FLOAT32) {  // through a 1x1 identity conv: a blocked input
+        Tensor eye = Tensor::zeros({16, 16, 1, 1});
+        for (int c = 0; c < 16; ++c) eye.data<float>()[c * 16 + c] = 1.0f;
+        in = F::conv2d(x, eye, Tensor());
+        EXPECT_NE(in.layout(), nullptr);
+      }
+      *rm = Tensor::zeros({16}, dt), *rv = Tensor::ones({16}, dt);
+      Tensor y = F::batch_norm(in, *rm, *rv, w, b, true, 0.9, 1e-5);
+      sum(y * r64.to(dt)).backward();
+      return std::vector<Tensor>{y, x.grad(), w.grad(), b.grad()};
+    };
+    Tensor rm32, rv32, rm64, rv64;
+    const auto got = run(DType::FLOAT32, &rm32, &rv32);
+    const auto want = run(DType::FLOAT64, &rm64, &rv64);
+    const char* names[] = {"y", "x grad", "weight grad", "bias grad"};
+    for (int i = 0; i < 4; ++i) {
+      const auto g = got[i].to_vector<double>(), w = want[i].to_vector<double>();
+      ASSERT_EQ(g.size(), w.size());
+      for (size_t k = 0; k < g.size(); ++k)
+        ASSERT_NEAR(g[k], w[k], 1e-4 * (1 + std::abs(w[k]))) << names[i] << " [" << k << "] blocked " << blocked;
+    }
+    for (int c = 0; c < 16; ++c) {
+      EXPECT_NEAR(rm32.to_vector<double>()[c], rm64.to_vector<double>()[c], 1e-6);
+      EXPECT_NEAR(rv32.to_vector<double>()[c], rv64.to_vector<double>()[c], 1e-5);
+    }
+  }
+}
+
 TEST(FunctionalNormTest, BatchNormInferenceUsesRunningStats) {
   Tensor x = random_input({2, 3, 2});
   Tensor w = random_input({3}, DType::FLOAT64, 5);

@@ -75,8 +75,10 @@ def test_one_process_is_batch_norm():
     x = crew.to_tensor(np.random.default_rng(1).uniform(-1, 1, (4, 3, 2, 2)).astype(np.float32))
     sync, plain = nn.SyncBatchNorm(3, momentum=0.8), nn.BatchNorm2D(3, momentum=0.8)
     assert list(sync.state_dict()) == ["weight", "bias", "_mean", "_variance"]
-    np.testing.assert_array_equal(sync(x).numpy(), plain(x).numpy())
-    np.testing.assert_array_equal(sync._variance.numpy(), plain._variance.numpy())
+    # Equal up to float32 rounding: BatchNorm2D trains on oneDNN's kernels, SyncBatchNorm on
+    # crew's double-precision loops even alone, so that 1 and N processes compute alike.
+    np.testing.assert_allclose(sync(x).numpy(), plain(x).numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(sync._variance.numpy(), plain._variance.numpy(), rtol=1e-6, atol=1e-7)
     assert sync(crew.to_tensor(np.ones((5, 3), np.float32))).shape == [5, 3]  # [N, C] too
 
 

@@ -1,9 +1,12 @@
 // batch_norm over the channel axis of [N, C, ...] (training and inference), optionally with
-// statistics synchronised over ranks (SyncBatchNorm, through a BatchNormStatsSync).
+// statistics synchronised over ranks (SyncBatchNorm, through a BatchNormStatsSync). Float32
+// training without a sync runs on oneDNN; the rest (inference, SyncBatchNorm's global
+// statistics, float64) on the loops here.
 #include <cmath>
 
 #include "crew/autograd/function.h"
 #include "crew/nn/functional.h"
+#include "crew/tensor/kernels/batch_norm.h"
 #include "crew/tensor/kernels/broadcast.h"
 
 namespace crew::nn::functional {
@@ -168,11 +171,46 @@ Layout check_inputs(const Tensor& x, const Tensor& running_mean, const Tensor& r
   return l;
 }
 
+template <typename T>
+void update_running(Tensor& running_mean, Tensor& running_var, const std::vector<double>& mean,
+                    const std::vector<double>& var, double momentum) {
+  T* rm = running_mean.data<T>();
+  T* rv = running_var.data<T>();
+  for (size_t ch = 0; ch < mean.size(); ++ch) {
+    rm[ch] = static_cast<T>(momentum * rm[ch] + (1 - momentum) * mean[ch]);
+    rv[ch] = static_cast<T>(momentum * rv[ch] + (1 - momentum) * var[ch]);
+  }
+}
+
+// Training without a sync, float32: oneDNN's primitives (crew/tensor/kernels/batch_norm.h),
+// which keep a blocked x blocked; the running statistics follow the batch's as below.
+Tensor batch_norm_onednn(const Tensor& x, Tensor& running_mean, Tensor& running_var, const Tensor& weight,
+                         const Tensor& bias, double momentum, double epsilon) {
+  kernels::BatchNormStats stats;
+  Tensor y = kernels::batch_norm_forward(x, weight, bias, epsilon, stats);
+  update_running<float>(running_mean, running_var, stats.mean.to_vector<double>(),
+                        stats.variance.to_vector<double>(), momentum);
+  if (autograd::should_record({&x, &weight, &bias})) {
+    autograd::record(y, "batch_norm", {x, weight, bias},
+                     [x = x.detach(), w = weight.defined() ? weight.detach() : Tensor(),
+                      b = bias.defined() ? bias.detach() : Tensor(), stats,
+                      epsilon](const Tensor& g, const std::vector<bool>&) {
+                       kernels::BatchNormGrads gr = kernels::batch_norm_backward(g, x, w, b, epsilon, stats);
+                       return std::vector<Tensor>{gr.x, gr.weight, gr.bias};
+                     });
+  }
+  return y;
+}
+
 }  // namespace
 
 Tensor batch_norm(const Tensor& x, Tensor& running_mean, Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum, double epsilon, SyncPtr sync) {
   const Layout l = check_inputs(x, running_mean, running_var, weight, bias, training, sync != nullptr);
+  // SyncBatchNorm keeps the loops even alone: one process and N ranks compute alike.
+  if (training && sync == nullptr && kernels::batch_norm_supported(x)) {
+    return batch_norm_onednn(x, running_mean, running_var, weight, bias, momentum, epsilon);
+  }
   Saved s;
   s.count = static_cast<double>(l.n * l.spatial);
   std::vector<double> var;
@@ -181,12 +219,7 @@ Tensor batch_norm(const Tensor& x, Tensor& running_mean, Tensor& running_var, co
     if constexpr (std::is_floating_point_v<T>) {
       if (training) {
         s.count = batch_stats(x.data<T>(), l, sync.get(), s.mean, var);
-        T* rm = running_mean.data<T>();
-        T* rv = running_var.data<T>();
-        for (int64_t ch = 0; ch < l.c; ++ch) {
-          rm[ch] = static_cast<T>(momentum * rm[ch] + (1 - momentum) * s.mean[ch]);
-          rv[ch] = static_cast<T>(momentum * rv[ch] + (1 - momentum) * var[ch]);
-        }
+        update_running<T>(running_mean, running_var, s.mean, var, momentum);
       } else {
         s.mean = running_mean.to_vector<double>();
         var = running_var.to_vector<double>();

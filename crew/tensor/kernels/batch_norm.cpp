@@ -1,0 +1,116 @@
+#include "crew/tensor/kernels/batch_norm.h"
+
+#include "crew/core/check.h"
+#include "crew/tensor/kernels/dnnl_context.h"
+#include "crew/tensor/kernels/dnnl_layout.h"
+
+namespace crew::kernels {
+namespace {
+
+struct BnEntry {
+  dnnl::memory::desc data_md, stat_md;
+  dnnl::batch_normalization_forward fwd;
+  dnnl::batch_normalization_backward bwd;
+};
+
+// `layout`: the blocked layout the data is in, or null for row-major.
+std::shared_ptr<BnEntry> bn_entry(const Shape& shape, const detail::DnnlLayout* layout, bool scale, bool shift,
+                                  double epsilon) {
+  static detail::PrimitiveCache<BnEntry> cache;
+  const std::string key =
+      str_cat(shape_str(shape), static_cast<const void*>(layout), ',', scale, shift, ',', epsilon);
+  return cache.get(key, [&] {
+    auto e = std::make_shared<BnEntry>();
+    e->data_md = layout ? layout->desc() : detail::plain_desc(detail::to_dims(shape));
+    e->stat_md = detail::plain_desc({shape[1]});
+    auto flags = dnnl::normalization_flags::none;
+    if (scale) flags |= dnnl::normalization_flags::use_scale;
+    if (shift) flags |= dnnl::normalization_flags::use_shift;
+    const float eps = static_cast<float>(epsilon);
+    dnnl::batch_normalization_forward::desc fd(dnnl::prop_kind::forward_training, e->data_md, eps, flags);
+    dnnl::batch_normalization_forward::primitive_desc fpd(fd, detail::cpu_engine());
+    e->fwd = dnnl::batch_normalization_forward(fpd);
+    const auto bprop = scale || shift ? dnnl::prop_kind::backward : dnnl::prop_kind::backward_data;
+    dnnl::batch_normalization_backward::desc bd(bprop, e->data_md, e->data_md, eps, flags);
+    e->bwd = dnnl::batch_normalization_backward(
+        dnnl::batch_normalization_backward::primitive_desc(bd, detail::cpu_engine(), fpd));
+    return e;
+  });
+}
+
+// The memory of t in entry e's data layout: its bytes as they are when `layout` is set (t is
+// in it), else t row-major.
+dnnl::memory data_memory(const BnEntry& e, const Tensor& t, const detail::DnnlLayout* layout) {
+  if (layout != nullptr) return dnnl::memory(e.data_md, detail::cpu_engine(), t.layout_data());
+  return detail::as_memory(t, e.data_md);
+}
+
+// A new tensor shaped like `like` in `layout` (or row-major).
+Tensor new_data(const Tensor& like, const detail::DnnlLayout* layout) {
+  if (layout == nullptr) return Tensor::uninitialized(like.shape(), like.dtype());
+  return Tensor::with_layout(like.shape(), like.dtype(), detail::dnnl_layout(layout->desc()));
+}
+
+}  // namespace
+
+bool batch_norm_supported(const Tensor& x) {
+  return x.dtype() == DType::FLOAT32 && x.dim() >= 2 && x.dim() <= 4 && x.numel() > 0;
+}
+
+Tensor batch_norm_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, double epsilon,
+                          BatchNormStats& stats) {
+  CREW_CHECK(batch_norm_supported(x), "batch_norm (oneDNN): unsupported input ", shape_str(x.shape()), " ",
+             dtype_name(x.dtype()));
+  const detail::DnnlLayout* layout = detail::dnnl_layout_of(x);
+  stats.mean = Tensor::uninitialized({x.size(1)});
+  stats.variance = Tensor::uninitialized({x.size(1)});
+  Tensor y = new_data(x, layout);
+  try {
+    auto e = bn_entry(x.shape(), layout, weight.defined(), bias.defined(), epsilon);
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, data_memory(*e, x, layout)},
+                                               {DNNL_ARG_DST, data_memory(*e, y, layout)},
+                                               {DNNL_ARG_MEAN, detail::as_memory(stats.mean, e->stat_md)},
+                                               {DNNL_ARG_VARIANCE, detail::as_memory(stats.variance, e->stat_md)}};
+    if (weight.defined()) args[DNNL_ARG_SCALE] = detail::as_memory(weight, e->stat_md);
+    if (bias.defined()) args[DNNL_ARG_SHIFT] = detail::as_memory(bias, e->stat_md);
+    e->fwd.execute(detail::cpu_stream(), args);
+  } catch (const dnnl::error& err) {
+    detail::rethrow_dnnl("batch_norm forward", err);
+  }
+  return y;
+}
+
+BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const Tensor& weight,
+                                   const Tensor& bias, double epsilon, const BatchNormStats& stats) {
+  CREW_CHECK(grad_y.shape() == x.shape() && grad_y.dtype() == x.dtype(), "batch_norm backward: grad ",
+             shape_str(grad_y.shape()), " does not match input ", shape_str(x.shape()));
+  // Blocked only when both are in the same layout; otherwise both are read row-major.
+  const detail::DnnlLayout* layout = detail::dnnl_layout_of(x);
+  if (detail::dnnl_layout_of(grad_y) != layout) layout = nullptr;
+  BatchNormGrads out;
+  out.x = new_data(x, layout);
+  if (weight.defined()) out.weight = Tensor::uninitialized({x.size(1)});
+  if (bias.defined()) out.bias = Tensor::uninitialized({x.size(1)});
+  try {
+    auto e = bn_entry(x.shape(), layout, weight.defined(), bias.defined(), epsilon);
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, data_memory(*e, x, layout)},
+                                               {DNNL_ARG_DIFF_DST, data_memory(*e, grad_y, layout)},
+                                               {DNNL_ARG_DIFF_SRC, data_memory(*e, out.x, layout)},
+                                               {DNNL_ARG_MEAN, detail::as_memory(stats.mean, e->stat_md)},
+                                               {DNNL_ARG_VARIANCE, detail::as_memory(stats.variance, e->stat_md)}};
+    if (weight.defined()) {
+      args[DNNL_ARG_SCALE] = detail::as_memory(weight, e->stat_md);
+      args[DNNL_ARG_DIFF_SCALE] = detail::as_memory(out.weight, e->stat_md);
+    }
+    if (bias.defined()) {  // oneDNN 2.x binds the shift in backward too, though the result ignores it
+      args[DNNL_ARG_SHIFT] = detail::as_memory(bias, e->stat_md);
+      args[DNNL_ARG_DIFF_SHIFT] = detail::as_memory(out.bias, e->stat_md);
+    }
+    e->bwd.execute(detail::cpu_stream(), args);
+  } catch (const dnnl::error& err) {
+    detail::rethrow_dnnl("batch_norm backward", err);
+  }
+  return out;
+}
+
+}  // namespace crew::kernels

@@ -1,0 +1,30 @@
+#pragma once
+// Batch normalisation (training) over the channels of float32 [N, C, ...] (2 to 4 dims) on
+// oneDNN's batch_normalization primitives, cached per shape and layout. An x in a blocked
+// layout (a conv's output, dnnl_layout.h) is normalised as it is and y keeps that layout, so
+// conv -> batch_norm -> relu -> conv moves no activation between layouts.
+#include "crew/tensor/tensor.h"
+
+namespace crew::kernels {
+
+// The batch statistics of a forward pass, kept for the backward: mean and biased variance [C].
+struct BatchNormStats {
+  Tensor mean, variance;
+};
+
+// Whether the oneDNN kernels take x: float32 with 2 to 4 dims and a non-empty batch.
+bool batch_norm_supported(const Tensor& x);
+
+// y = (x - mean) / sqrt(var + epsilon) * weight + bias with the batch's statistics, which go
+// to `stats`; weight, bias [C] or undefined.
+Tensor batch_norm_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, double epsilon,
+                          BatchNormStats& stats);
+
+struct BatchNormGrads {
+  Tensor x, weight, bias;  // weight/bias undefined when the forward had none
+};
+// Backpropagates through the batch statistics too (training mode).
+BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const Tensor& weight,
+                                   const Tensor& bias, double epsilon, const BatchNormStats& stats);
+
+}  // namespace crew::kernels
