@@ -70,5 +70,10 @@ Tensor embedding(const Tensor& ids, const Tensor& weight, int64_t padding_idx = 
 // probabilities for the backward.
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool is_causal = false,
                                     double scale = 0);
+// The same attention on a packed projection: qkv [B, T, 3 * H * D] holding Q, K and V in that
+// order along the last axis (a GPT's c_attn output, PyTorch's in_proj), H = num_heads ->
+// [B, T, H * D]. float32 reads Q, K, V where they lie and writes the gradient of qkv in one
+// buffer: no split copies, no zero-filled partial gradients to add up.
+Tensor packed_qkv_attention(const Tensor& qkv, int64_t num_heads, bool is_causal = false, double scale = 0);
 
 }  // namespace crew::nn::functional

@@ -1,5 +1,5 @@
-// scaled_dot_product_attention against a reference built from crew's matmul, permute and
-// softmax ops; finite-difference gradients; shape errors.
+// scaled_dot_product_attention (and its packed form) against a reference built from crew's matmul, permute
+// and softmax ops; finite-difference gradients; shape errors.
 #include <cmath>
 
 #include "tests/nn/functional_test_util.h"
@@ -77,6 +77,50 @@ TEST(FunctionalAttentionTest, Float32GradientsMatchReference) {
     expect_close(gq, q.grad(), 1e-5);
     expect_close(gk, k.grad(), 1e-5);
     expect_close(gv, v.grad(), 1e-5);
+  }
+}
+
+// packed_qkv_attention against split + scaled_dot_product_attention: outputs and the gradient
+// of qkv (float32 on the strided path, float64 through the composition).
+TEST(FunctionalAttentionTest, PackedQkvMatchesSeparateInputs) {
+  const int64_t b = 2, t = 5, h = 3, d = 4, c = h * d;
+  for (DType dt : {DType::FLOAT32, DType::FLOAT64}) {
+    for (bool causal : {false, true}) {
+      Tensor qkv = random_input({b, t, 3 * c}, dt, 21);
+      Tensor proj = random_input({b, t, c}, dt, 22).detach();
+      Tensor y = F::packed_qkv_attention(qkv, h, causal, 0.4);
+      sum(mul(y, proj)).backward();
+      const Tensor got_y = y.detach(), got_g = qkv.grad();
+      qkv.clear_grad();
+      std::vector<Tensor> parts = split(qkv, 3, -1);
+      const Shape hs = {b, t, h, d};
+      Tensor want = reshape(F::scaled_dot_product_attention(reshape(parts[0], hs), reshape(parts[1], hs),
+                                                            reshape(parts[2], hs), causal, 0.4),
+                            {b, t, c});
+      sum(mul(want, proj)).backward();
+      const double tol = dt == DType::FLOAT32 ? 1e-5 : 1e-12;
+      expect_close(got_y, want, tol);
+      expect_close(got_g, qkv.grad(), tol);
+    }
+  }
+}
+
+TEST(FunctionalAttentionTest, PackedQkvGradientsMatchFiniteDifferences) {
+  for (bool causal : {false, true}) {
+    expect_gradients_match([causal](const Inputs& in) { return F::packed_qkv_attention(in[0], 2, causal); },
+                           {random_input({2, 3, 3 * 2 * 4}, DType::FLOAT64, 23)});
+  }
+}
+
+TEST(FunctionalAttentionTest, PackedQkvRejectsBadShapes) {
+  EXPECT_THROW(F::packed_qkv_attention(Tensor::zeros({2, 3, 12}), 0), ValueError);
+  EXPECT_THROW(F::packed_qkv_attention(Tensor::zeros({2, 3, 12}), 3),
+               ValueError);  // 12 is no multiple of 3 * 3
+  EXPECT_THROW(F::packed_qkv_attention(Tensor::zeros({3, 24}), 2), ValueError);
+  try {
+    F::packed_qkv_attention(Tensor::zeros({2, 3, 10}), 2);
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("[2, 3, 10]"), std::string::npos) << e.what();
   }
 }
 

@@ -1,5 +1,5 @@
-// scaled_dot_product_attention: one autograd node; products on kernels::matmul (oneDNN),
-// the row softmax on oneDNN's softmax primitives.
+// scaled_dot_product_attention and packed_qkv_attention: one autograd node each; products on
+// oneDNN matmuls over strided views (float32), the row softmax on oneDNN's softmax primitives.
 #include <cmath>
 #include <limits>
 
@@ -47,21 +47,35 @@ void mask_future(T* s, int64_t matrices, int64_t tq, int64_t tk) {
   });
 }
 
-// Saved for the backward: Q, K, V as given ([B, T, H, D]), the probabilities P and the scale.
+// Where one of Q, K, V lies: [B, T, H, D] rows `row` floats apart from `data` (row = H * D
+// for a tensor of its own, 3 * H * D for a part of a packed [B, T, 3 * H * D] qkv).
+struct HeadsLayout {
+  float* data = nullptr;
+  int64_t b = 0, t = 0, h = 0, d = 0, row = 0;
+};
+HeadsLayout layout_of(const Tensor& t) {  // a contiguous [B, T, H, D] tensor
+  return {t.data<float>(), t.size(0), t.size(1), t.size(2), t.size(3), t.size(2) * t.size(3)};
+}
+HeadsLayout part_of(const Tensor& qkv, int64_t part, int64_t h) {  // [B, T, 3 * H * D], part 0..2
+  const int64_t c = qkv.size(2) / 3;
+  return {qkv.data<float>() + part * c, qkv.size(0), qkv.size(1), h, c / h, 3 * c};
+}
+
+// Saved for the backward: Q, K, V as given (tensors keep their storage alive; the layouts say
+// where they are), the probabilities P and the scale.
 struct AttentionSaved {
   Tensor q, k, v, p;
   double scale;
+  HeadsLayout lq, lk, lv;  // float32 only
 };
 
 // float32: every product is one oneDNN matmul over strided views, [B, T, H, D] data read and
 // written as [B, H, T, D] (or transposed) without a copy, the scale an output scale.
-kernels::MatrixView heads(const Tensor& t) {  // [B, T, H, D] as [B, H, T, D]
-  const int64_t b = t.size(0), n = t.size(1), h = t.size(2), d = t.size(3);
-  return {t.data<float>(), {b, h, n, d}, {n * h * d, d, h * d, 1}};
+kernels::MatrixView heads(const HeadsLayout& l) {  // [B, T, H, D] as [B, H, T, D]
+  return {l.data, {l.b, l.h, l.t, l.d}, {l.t * l.row, l.d, l.row, 1}};
 }
-kernels::MatrixView heads_t(const Tensor& t) {  // [B, T, H, D] as [B, H, D, T]
-  const int64_t b = t.size(0), n = t.size(1), h = t.size(2), d = t.size(3);
-  return {t.data<float>(), {b, h, d, n}, {n * h * d, d, 1, h * d}};
+kernels::MatrixView heads_t(const HeadsLayout& l) {  // [B, T, H, D] as [B, H, D, T]
+  return {l.data, {l.b, l.h, l.d, l.t}, {l.t * l.row, l.d, 1, l.row}};
 }
 kernels::MatrixView scores(const Tensor& p) {  // [B, H, T_q, T_k] as it is
   const int64_t b = p.size(0), h = p.size(1), tq = p.size(2), tk = p.size(3);
@@ -72,25 +86,35 @@ kernels::MatrixView scores_t(const Tensor& p) {  // [B, H, T_q, T_k] as [B, H, T
   return {p.data<float>(), {b, h, tk, tq}, {h * tq * tk, tq * tk, 1, tk}};
 }
 
-std::vector<Tensor> backward_f32(const AttentionSaved& s, const Tensor& g, const std::vector<bool>& needs) {
+// The gradients' destinations: dq, dk, dv (each optional) with their layouts.
+struct AttentionGrads {
+  HeadsLayout dq, dk, dv;
+};
+
+void backward_f32(const AttentionSaved& s, const HeadsLayout& g, const AttentionGrads& out) {
   const float scale = static_cast<float>(s.scale);
-  std::vector<Tensor> grads(3);
-  if (needs[2]) {
-    grads[2] = Tensor::uninitialized(s.v.shape());
-    kernels::matmul_views(scores_t(s.p), heads(g), heads(grads[2]));  // dV = P^T dO
-  }
-  if (!needs[0] && !needs[1]) return grads;
+  if (out.dv.data) kernels::matmul_views(scores_t(s.p), heads(g), heads(out.dv));  // dV = P^T dO
+  if (!out.dq.data && !out.dk.data) return;
   Tensor dp = Tensor::uninitialized(s.p.shape());
-  kernels::matmul_views(heads(g), heads_t(s.v), scores(dp));  // dP = dO V^T
-  const Tensor ds = kernels::softmax_rows_backward(s.p, dp);  // dS = P * (dP - rowsum(dP * P))
-  if (needs[0]) {
-    grads[0] = Tensor::uninitialized(s.q.shape());
-    kernels::matmul_views(scores(ds), heads(s.k), heads(grads[0]), scale);  // dQ = scale dS K
+  kernels::matmul_views(heads(g), heads_t(s.lv), scores(dp));  // dP = dO V^T
+  const Tensor ds = kernels::softmax_rows_backward(s.p, dp);   // dS = P * (dP - rowsum(dP * P))
+  if (out.dq.data) kernels::matmul_views(scores(ds), heads(s.lk), heads(out.dq), scale);  // dQ = scale dS K
+  if (out.dk.data)
+    kernels::matmul_views(scores_t(ds), heads(s.lq), heads(out.dk), scale);  // dK = scale dS^T Q
+}
+
+std::vector<Tensor> backward_separate_f32(const AttentionSaved& s, const Tensor& g,
+                                          const std::vector<bool>& needs) {
+  std::vector<Tensor> grads(3);
+  AttentionGrads out;
+  HeadsLayout* dst[3] = {&out.dq, &out.dk, &out.dv};
+  const Tensor* src[3] = {&s.q, &s.k, &s.v};
+  for (int i = 0; i < 3; ++i) {
+    if (!needs[i]) continue;
+    grads[i] = Tensor::uninitialized(src[i]->shape());
+    *dst[i] = layout_of(grads[i]);
   }
-  if (needs[1]) {
-    grads[1] = Tensor::uninitialized(s.k.shape());
-    kernels::matmul_views(scores_t(ds), heads(s.q), heads(grads[1]), scale);  // dK = scale dS^T Q
-  }
+  backward_f32(s, layout_of(g), out);
   return grads;
 }
 
@@ -108,22 +132,38 @@ std::vector<Tensor> backward_f64(const AttentionSaved& s, const Tensor& g, const
   return grads;
 }
 
-// S = scale Q K^T into s.p ([B, H, T_q, T_k]); returns O = P V as [B, T_q, H, D] after the
-// caller's mask and softmax (done by `finish`).
+// float32: S = scale Q K^T into s.p ([B, H, T_q, T_k]), the caller's mask and softmax
+// (`finish`), then O = P V written through `y` (a [B, T_q, H, D] layout).
 template <typename Finish>
-Tensor forward_products(AttentionSaved& s, const Finish& finish) {
-  const int64_t b = s.q.size(0), tq = s.q.size(1), h = s.q.size(2), d = s.q.size(3), tk = s.k.size(1);
-  if (s.q.dtype() == DType::FLOAT32) {
-    s.p = Tensor::uninitialized({b, h, tq, tk});
-    kernels::matmul_views(heads(s.q), heads_t(s.k), scores(s.p), static_cast<float>(s.scale));
-    finish();
-    Tensor y = Tensor::uninitialized({b, tq, h, d});
-    kernels::matmul_views(scores(s.p), heads(s.v), heads(y));
-    return y;
-  }
+void forward_f32(AttentionSaved& s, const HeadsLayout& y, const Finish& finish) {
+  s.p = Tensor::uninitialized({s.lq.b, s.lq.h, s.lq.t, s.lk.t});
+  kernels::matmul_views(heads(s.lq), heads_t(s.lk), scores(s.p), static_cast<float>(s.scale));
+  finish();
+  kernels::matmul_views(scores(s.p), heads(s.lv), heads(y));
+}
+
+// float64: the same on transposed copies; returns O as [B, T_q, H, D].
+template <typename Finish>
+Tensor forward_f64(AttentionSaved& s, const Finish& finish) {
   s.p = kernels::matmul(swap_time_heads(s.q, s.scale), swap_time_heads(s.k), false, true);
   finish();
   return swap_time_heads(kernels::matmul(s.p, swap_time_heads(s.v), false, false));
+}
+
+// The causal mask and the row softmax of s.p.
+void mask_and_softmax(AttentionSaved& s, bool is_causal) {
+  const int64_t b = s.p.size(0), h = s.p.size(1), tq = s.p.size(2), tk = s.p.size(3);
+  if (is_causal && tk > 0) {
+    dispatch_dtype(s.p.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_floating_point_v<T>) mask_future(s.p.data<T>(), b * h, tq, tk);
+    });
+  }
+  kernels::softmax_rows_(s.p);
+}
+
+double default_scale(double scale, int64_t d) {
+  return scale == 0 ? 1.0 / std::sqrt(static_cast<double>(d)) : scale;
 }
 
 }  // namespace
@@ -131,23 +171,55 @@ Tensor forward_products(AttentionSaved& s, const Finish& finish) {
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool is_causal,
                                     double scale) {
   check_attention(q, k, v);
-  const int64_t b = q.size(0), tq = q.size(1), h = q.size(2), d = q.size(3), tk = k.size(1);
-  AttentionSaved s{q.detach(), k.detach(), v.detach(), Tensor(), 0.0};
-  s.scale = scale == 0 ? 1.0 / std::sqrt(static_cast<double>(d)) : scale;
-  Tensor y = forward_products(s, [&] {
-    if (is_causal && tk > 0) {
-      dispatch_dtype(q.dtype(), [&](auto tag) {
-        using T = decltype(tag);
-        if constexpr (std::is_floating_point_v<T>) mask_future(s.p.data<T>(), b * h, tq, tk);
-      });
-    }
-    kernels::softmax_rows_(s.p);
-  });
+  AttentionSaved s{q.detach(), k.detach(), v.detach(), Tensor(), default_scale(scale, q.size(3)), {}, {}, {}};
+  Tensor y;
+  if (q.dtype() == DType::FLOAT32) {
+    s.lq = layout_of(s.q), s.lk = layout_of(s.k), s.lv = layout_of(s.v);
+    y = Tensor::uninitialized(q.shape());
+    forward_f32(s, layout_of(y), [&] { mask_and_softmax(s, is_causal); });
+  } else {
+    y = forward_f64(s, [&] { mask_and_softmax(s, is_causal); });
+  }
   if (autograd::should_record({&q, &k, &v})) {
     autograd::record(
         y, "scaled_dot_product_attention", {q, k, v}, [s](const Tensor& g, const std::vector<bool>& needs) {
-          return g.dtype() == DType::FLOAT32 ? backward_f32(s, g, needs) : backward_f64(s, g, needs);
+          return g.dtype() == DType::FLOAT32 ? backward_separate_f32(s, g, needs) : backward_f64(s, g, needs);
         });
+  }
+  return y;
+}
+
+Tensor packed_qkv_attention(const Tensor& qkv, int64_t num_heads, bool is_causal, double scale) {
+  kernels::check_floating(qkv, "packed_qkv_attention");
+  CREW_CHECK(qkv.dim() == 3 && num_heads > 0 && qkv.size(2) % (3 * num_heads) == 0,
+             "packed_qkv_attention: qkv must be [B, T, 3 * H * D] for H = num_heads = ", num_heads, ", got ",
+             shape_str(qkv.shape()));
+  const int64_t b = qkv.size(0), t = qkv.size(1), c = qkv.size(2) / 3;
+  if (qkv.dtype() != DType::FLOAT32) {  // float64: the composition (its own graph)
+    std::vector<Tensor> parts = split(qkv, 3, -1);
+    const Shape heads_shape = {b, t, num_heads, c / num_heads};
+    return reshape(
+        scaled_dot_product_attention(reshape(parts[0], heads_shape), reshape(parts[1], heads_shape),
+                                     reshape(parts[2], heads_shape), is_causal, scale),
+        {b, t, c});
+  }
+  const Tensor packed = qkv.detach();
+  AttentionSaved s{packed, packed, packed, Tensor(), default_scale(scale, c / num_heads), {}, {}, {}};
+  s.lq = part_of(packed, 0, num_heads), s.lk = part_of(packed, 1, num_heads),
+  s.lv = part_of(packed, 2, num_heads);
+  Tensor y = Tensor::uninitialized({b, t, c});
+  HeadsLayout ly = s.lq;
+  ly.data = y.data<float>(), ly.row = c;
+  forward_f32(s, ly, [&] { mask_and_softmax(s, is_causal); });
+  if (autograd::should_record({&qkv})) {
+    autograd::record(y, "packed_qkv_attention", {qkv}, [s, ly](const Tensor& g, const std::vector<bool>&) {
+      Tensor dqkv = Tensor::uninitialized(s.q.shape());
+      const int64_t h = s.lq.h;
+      HeadsLayout lg = ly;
+      lg.data = g.data<float>();
+      backward_f32(s, lg, {part_of(dqkv, 0, h), part_of(dqkv, 1, h), part_of(dqkv, 2, h)});
+      return std::vector<Tensor>{dqkv};
+    });
   }
   return y;
 }

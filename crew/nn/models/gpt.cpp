@@ -25,12 +25,7 @@ CausalSelfAttention::CausalSelfAttention(const GPTConfig& c)
 }
 
 Tensor CausalSelfAttention::forward(const Tensor& x) {
-  const int64_t b = x.size(0), t = x.size(1), hd = n_embd_ / n_head_;
-  std::vector<Tensor> qkv = split((*c_attn_)(x), 3, -1);
-  const Shape heads = {b, t, n_head_, hd};
-  Tensor y = F::scaled_dot_product_attention(reshape(qkv[0], heads), reshape(qkv[1], heads),
-                                             reshape(qkv[2], heads), /*is_causal=*/true);
-  y = (*c_proj_)(reshape(y, {b, t, n_embd_}));
+  Tensor y = (*c_proj_)(F::packed_qkv_attention((*c_attn_)(x), n_head_, /*is_causal=*/true));
   return resid_dropout_ ? (*resid_dropout_)(y) : y;
 }
 
