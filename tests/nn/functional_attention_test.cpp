@@ -80,6 +80,38 @@ TEST(FunctionalAttentionTest, Float32GradientsMatchReference) {
   }
 }
 
+// Causal attention longer than one block of query rows (64): the products with masked keys are
+// skipped block by block; T = 150 leaves a short last block. Outputs and all three gradients
+// against the reference, for separate inputs and the packed form.
+TEST(FunctionalAttentionTest, LongCausalAttentionMatchesReference) {
+  const int64_t b = 2, t = 150, h = 2, d = 8;
+  Tensor q = random_input({b, t, h, d}, DType::FLOAT32, 31), k = random_input({b, t, h, d}, DType::FLOAT32, 32);
+  Tensor v = random_input({b, t, h, d}, DType::FLOAT32, 33);
+  Tensor proj = random_input({b, t, h, d}, DType::FLOAT32, 34).detach();
+  Tensor y = F::scaled_dot_product_attention(q, k, v, true);
+  sum(mul(y, proj)).backward();
+  const Tensor got_y = y.detach(), gq = q.grad(), gk = k.grad(), gv = v.grad();
+  for (Tensor* x : {&q, &k, &v}) x->clear_grad();
+  Tensor want = reference(q, k, v, true, 1 / std::sqrt(8.0));
+  sum(mul(want, proj)).backward();
+  expect_close(got_y, want, 1e-5);
+  expect_close(gq, q.grad(), 1e-5);
+  expect_close(gk, k.grad(), 1e-5);
+  expect_close(gv, v.grad(), 1e-5);
+
+  Tensor qkv = concat({reshape(q.detach(), {b, t, h * d}), reshape(k.detach(), {b, t, h * d}),
+                       reshape(v.detach(), {b, t, h * d})},
+                      -1);
+  qkv.set_stop_gradient(false);
+  Tensor yp = F::packed_qkv_attention(qkv, h, true);
+  sum(mul(yp, reshape(proj, {b, t, h * d}))).backward();
+  expect_close(yp, reshape(want, {b, t, h * d}), 1e-5);
+  const Tensor want_g = concat({reshape(q.grad(), {b, t, h * d}), reshape(k.grad(), {b, t, h * d}),
+                                reshape(v.grad(), {b, t, h * d})},
+                               -1);
+  expect_close(qkv.grad(), want_g, 1e-5);
+}
+
 // packed_qkv_attention against split + scaled_dot_product_attention: outputs and the gradient
 // of qkv (float32 on the strided path, float64 through the composition).
 TEST(FunctionalAttentionTest, PackedQkvMatchesSeparateInputs) {

@@ -7,6 +7,7 @@
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"
 #include "crew/nn/functional.h"
+#include "crew/nn/functional/attention_f32.h"
 #include "crew/tensor/kernels/broadcast.h"
 #include "crew/tensor/kernels/gemm.h"
 #include "crew/tensor/kernels/softmax_rows.h"
@@ -14,6 +15,8 @@
 
 namespace crew::nn::functional {
 namespace {
+
+using namespace attention_detail;
 
 void check_attention(const Tensor& q, const Tensor& k, const Tensor& v) {
   kernels::check_floating(q, "scaled_dot_product_attention");
@@ -36,72 +39,13 @@ Tensor swap_time_heads(const Tensor& x, double alpha = 1.0) {
   return alpha == 1.0 ? y : kernels::affine(y, alpha, 0.0);
 }
 
-// s [B, H, T_q, T_k]: entries of keys after their query (j > i) become -inf.
-template <typename T>
-void mask_future(T* s, int64_t matrices, int64_t tq, int64_t tk) {
-  detail::parallel_for(matrices * tq, 64, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const int64_t i = r % tq;
-      std::fill(s + r * tk + std::min(i + 1, tk), s + (r + 1) * tk, -std::numeric_limits<T>::infinity());
-    }
-  });
-}
-
-// Where one of Q, K, V lies: [B, T, H, D] rows `row` floats apart from `data` (row = H * D
-// for a tensor of its own, 3 * H * D for a part of a packed [B, T, 3 * H * D] qkv).
-struct HeadsLayout {
-  float* data = nullptr;
-  int64_t b = 0, t = 0, h = 0, d = 0, row = 0;
-};
-HeadsLayout layout_of(const Tensor& t) {  // a contiguous [B, T, H, D] tensor
-  return {t.data<float>(), t.size(0), t.size(1), t.size(2), t.size(3), t.size(2) * t.size(3)};
-}
-HeadsLayout part_of(const Tensor& qkv, int64_t part, int64_t h) {  // [B, T, 3 * H * D], part 0..2
-  const int64_t c = qkv.size(2) / 3;
-  return {qkv.data<float>() + part * c, qkv.size(0), qkv.size(1), h, c / h, 3 * c};
-}
-
-// Saved for the backward: Q, K, V as given (tensors keep their storage alive; the layouts say
-// where they are), the probabilities P and the scale.
+// Saved for the backward: Q, K, V as given (they keep the storage the float32 layouts point
+// into), the probabilities P and the scale.
 struct AttentionSaved {
   Tensor q, k, v, p;
-  double scale;
-  HeadsLayout lq, lk, lv;  // float32 only
+  double scale = 0;
+  AttentionInputs f32;  // float32 only
 };
-
-// float32: every product is one oneDNN matmul over strided views, [B, T, H, D] data read and
-// written as [B, H, T, D] (or transposed) without a copy, the scale an output scale.
-kernels::MatrixView heads(const HeadsLayout& l) {  // [B, T, H, D] as [B, H, T, D]
-  return {l.data, {l.b, l.h, l.t, l.d}, {l.t * l.row, l.d, l.row, 1}};
-}
-kernels::MatrixView heads_t(const HeadsLayout& l) {  // [B, T, H, D] as [B, H, D, T]
-  return {l.data, {l.b, l.h, l.d, l.t}, {l.t * l.row, l.d, 1, l.row}};
-}
-kernels::MatrixView scores(const Tensor& p) {  // [B, H, T_q, T_k] as it is
-  const int64_t b = p.size(0), h = p.size(1), tq = p.size(2), tk = p.size(3);
-  return {p.data<float>(), {b, h, tq, tk}, {h * tq * tk, tq * tk, tk, 1}};
-}
-kernels::MatrixView scores_t(const Tensor& p) {  // [B, H, T_q, T_k] as [B, H, T_k, T_q]
-  const int64_t b = p.size(0), h = p.size(1), tq = p.size(2), tk = p.size(3);
-  return {p.data<float>(), {b, h, tk, tq}, {h * tq * tk, tq * tk, 1, tk}};
-}
-
-// The gradients' destinations: dq, dk, dv (each optional) with their layouts.
-struct AttentionGrads {
-  HeadsLayout dq, dk, dv;
-};
-
-void backward_f32(const AttentionSaved& s, const HeadsLayout& g, const AttentionGrads& out) {
-  const float scale = static_cast<float>(s.scale);
-  if (out.dv.data) kernels::matmul_views(scores_t(s.p), heads(g), heads(out.dv));  // dV = P^T dO
-  if (!out.dq.data && !out.dk.data) return;
-  Tensor dp = Tensor::uninitialized(s.p.shape());
-  kernels::matmul_views(heads(g), heads_t(s.lv), scores(dp));  // dP = dO V^T
-  const Tensor ds = kernels::softmax_rows_backward(s.p, dp);   // dS = P * (dP - rowsum(dP * P))
-  if (out.dq.data) kernels::matmul_views(scores(ds), heads(s.lk), heads(out.dq), scale);  // dQ = scale dS K
-  if (out.dk.data)
-    kernels::matmul_views(scores_t(ds), heads(s.lq), heads(out.dk), scale);  // dK = scale dS^T Q
-}
 
 std::vector<Tensor> backward_separate_f32(const AttentionSaved& s, const Tensor& g,
                                           const std::vector<bool>& needs) {
@@ -112,9 +56,9 @@ std::vector<Tensor> backward_separate_f32(const AttentionSaved& s, const Tensor&
   for (int i = 0; i < 3; ++i) {
     if (!needs[i]) continue;
     grads[i] = Tensor::uninitialized(src[i]->shape());
-    *dst[i] = layout_of(grads[i]);
+    *dst[i] = heads_layout(grads[i]);
   }
-  backward_f32(s, layout_of(g), out);
+  attention_backward_f32(s.f32, s.p, heads_layout(g), out);
   return grads;
 }
 
@@ -132,34 +76,11 @@ std::vector<Tensor> backward_f64(const AttentionSaved& s, const Tensor& g, const
   return grads;
 }
 
-// float32: S = scale Q K^T into s.p ([B, H, T_q, T_k]), the caller's mask and softmax
-// (`finish`), then O = P V written through `y` (a [B, T_q, H, D] layout).
-template <typename Finish>
-void forward_f32(AttentionSaved& s, const HeadsLayout& y, const Finish& finish) {
-  s.p = Tensor::uninitialized({s.lq.b, s.lq.h, s.lq.t, s.lk.t});
-  kernels::matmul_views(heads(s.lq), heads_t(s.lk), scores(s.p), static_cast<float>(s.scale));
-  finish();
-  kernels::matmul_views(scores(s.p), heads(s.lv), heads(y));
-}
-
-// float64: the same on transposed copies; returns O as [B, T_q, H, D].
-template <typename Finish>
-Tensor forward_f64(AttentionSaved& s, const Finish& finish) {
+// float64: P = softmax(mask(scale Q K^T)) into s.p; returns O = P V as [B, T_q, H, D].
+Tensor forward_f64(AttentionSaved& s, bool is_causal) {
   s.p = kernels::matmul(swap_time_heads(s.q, s.scale), swap_time_heads(s.k), false, true);
-  finish();
+  mask_and_softmax(s.p, is_causal);
   return swap_time_heads(kernels::matmul(s.p, swap_time_heads(s.v), false, false));
-}
-
-// The causal mask and the row softmax of s.p.
-void mask_and_softmax(AttentionSaved& s, bool is_causal) {
-  const int64_t b = s.p.size(0), h = s.p.size(1), tq = s.p.size(2), tk = s.p.size(3);
-  if (is_causal && tk > 0) {
-    dispatch_dtype(s.p.dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      if constexpr (std::is_floating_point_v<T>) mask_future(s.p.data<T>(), b * h, tq, tk);
-    });
-  }
-  kernels::softmax_rows_(s.p);
 }
 
 double default_scale(double scale, int64_t d) {
@@ -171,14 +92,14 @@ double default_scale(double scale, int64_t d) {
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool is_causal,
                                     double scale) {
   check_attention(q, k, v);
-  AttentionSaved s{q.detach(), k.detach(), v.detach(), Tensor(), default_scale(scale, q.size(3)), {}, {}, {}};
+  AttentionSaved s{q.detach(), k.detach(), v.detach(), Tensor(), default_scale(scale, q.size(3)), {}};
   Tensor y;
   if (q.dtype() == DType::FLOAT32) {
-    s.lq = layout_of(s.q), s.lk = layout_of(s.k), s.lv = layout_of(s.v);
+    s.f32 = {heads_layout(s.q), heads_layout(s.k), heads_layout(s.v), static_cast<float>(s.scale), is_causal};
     y = Tensor::uninitialized(q.shape());
-    forward_f32(s, layout_of(y), [&] { mask_and_softmax(s, is_causal); });
+    s.p = attention_forward_f32(s.f32, heads_layout(y));
   } else {
-    y = forward_f64(s, [&] { mask_and_softmax(s, is_causal); });
+    y = forward_f64(s, is_causal);
   }
   if (autograd::should_record({&q, &k, &v})) {
     autograd::record(
@@ -194,32 +115,29 @@ Tensor packed_qkv_attention(const Tensor& qkv, int64_t num_heads, bool is_causal
   CREW_CHECK(qkv.dim() == 3 && num_heads > 0 && qkv.size(2) % (3 * num_heads) == 0,
              "packed_qkv_attention: qkv must be [B, T, 3 * H * D] for H = num_heads = ", num_heads, ", got ",
              shape_str(qkv.shape()));
-  const int64_t b = qkv.size(0), t = qkv.size(1), c = qkv.size(2) / 3;
+  const int64_t b = qkv.size(0), t = qkv.size(1), c = qkv.size(2) / 3, d = c / num_heads;
   if (qkv.dtype() != DType::FLOAT32) {  // float64: the composition (its own graph)
     std::vector<Tensor> parts = split(qkv, 3, -1);
-    const Shape heads_shape = {b, t, num_heads, c / num_heads};
-    return reshape(
-        scaled_dot_product_attention(reshape(parts[0], heads_shape), reshape(parts[1], heads_shape),
-                                     reshape(parts[2], heads_shape), is_causal, scale),
-        {b, t, c});
+    const Shape hs = {b, t, num_heads, d};
+    return reshape(scaled_dot_product_attention(reshape(parts[0], hs), reshape(parts[1], hs),
+                                                reshape(parts[2], hs), is_causal, scale),
+                   {b, t, c});
   }
   const Tensor packed = qkv.detach();
-  AttentionSaved s{packed, packed, packed, Tensor(), default_scale(scale, c / num_heads), {}, {}, {}};
-  s.lq = part_of(packed, 0, num_heads), s.lk = part_of(packed, 1, num_heads),
-  s.lv = part_of(packed, 2, num_heads);
+  AttentionSaved s{packed, packed, packed, Tensor(), default_scale(scale, d), {}};
+  s.f32 = {packed_part(packed, 0, num_heads), packed_part(packed, 1, num_heads),
+           packed_part(packed, 2, num_heads), static_cast<float>(s.scale), is_causal};
   Tensor y = Tensor::uninitialized({b, t, c});
-  HeadsLayout ly = s.lq;
-  ly.data = y.data<float>(), ly.row = c;
-  forward_f32(s, ly, [&] { mask_and_softmax(s, is_causal); });
+  s.p = attention_forward_f32(s.f32, heads_layout(y, num_heads));
   if (autograd::should_record({&qkv})) {
-    autograd::record(y, "packed_qkv_attention", {qkv}, [s, ly](const Tensor& g, const std::vector<bool>&) {
-      Tensor dqkv = Tensor::uninitialized(s.q.shape());
-      const int64_t h = s.lq.h;
-      HeadsLayout lg = ly;
-      lg.data = g.data<float>();
-      backward_f32(s, lg, {part_of(dqkv, 0, h), part_of(dqkv, 1, h), part_of(dqkv, 2, h)});
-      return std::vector<Tensor>{dqkv};
-    });
+    autograd::record(
+        y, "packed_qkv_attention", {qkv}, [s, num_heads](const Tensor& g, const std::vector<bool>&) {
+          Tensor dqkv = Tensor::uninitialized(s.q.shape());
+          attention_backward_f32(s.f32, s.p, heads_layout(g, num_heads),
+                                 {packed_part(dqkv, 0, num_heads), packed_part(dqkv, 1, num_heads),
+                                  packed_part(dqkv, 2, num_heads)});
+          return std::vector<Tensor>{dqkv};
+        });
   }
   return y;
 }
