@@ -41,18 +41,19 @@ TEST_P(ShmSharedBuffer, AllReduceInPlaceEqualsTheDirectReduction) {
     auto pg = make_shm_group(store, rank, world, small_options());
     for (DType dtype : {DType::FLOAT32, DType::FLOAT64, DType::INT32}) {
       for (ReduceOp op : {ReduceOp::SUM, ReduceOp::MAX, ReduceOp::MIN, ReduceOp::PROD, ReduceOp::AVG}) {
-        dispatch_dtype(dtype, [&](auto tag) {
-          using T = decltype(tag);
-          const int64_t n = 9001;
-          Tensor buf = pg->allocate_buffer(n, dtype);
-          CHILD_EXPECT(in_shared_memory(buf), "the buffer is not in shared memory");
-          CHILD_EXPECT(buf.shape() == Shape{n} && buf.dtype() == dtype);
-          for (T v : buf.to_vector<T>()) CHILD_EXPECT(v == T(0), "a new buffer holds ", +v);
-          buf.copy_(rank_tensor<T>(rank, n));
-          pg->all_reduce(buf, op)->wait();
-          require_equal(buf, expected_reduction<T>(world, n, op),
-                        str_cat("shared all_reduce ", dtype_name(dtype), " ", reduce_op_name(op)));
-        });
+        // 9001: one piece per rank; 100003 float64: a slice of several 64 KiB pieces.
+        for (const int64_t n : {int64_t{9001}, int64_t{100003}})
+          dispatch_dtype(dtype, [&](auto tag) {
+            using T = decltype(tag);
+            Tensor buf = pg->allocate_buffer(n, dtype);
+            CHILD_EXPECT(in_shared_memory(buf), "the buffer is not in shared memory");
+            CHILD_EXPECT(buf.shape() == Shape{n} && buf.dtype() == dtype);
+            for (T v : buf.to_vector<T>()) CHILD_EXPECT(v == T(0), "a new buffer holds ", +v);
+            buf.copy_(rank_tensor<T>(rank, n));
+            pg->all_reduce(buf, op)->wait();
+            require_equal(buf, expected_reduction<T>(world, n, op),
+                          str_cat("shared all_reduce ", dtype_name(dtype), " ", reduce_op_name(op)));
+          });
       }
     }
   });

@@ -25,6 +25,10 @@ void slice_of(int64_t n, int world, int r, size_t elem_size, int64_t* lo, int64_
 // Bytes of one rank's part when a buffer is split into `world` parts (64-byte multiple).
 size_t part_bytes(size_t buffer_bytes, int world) { return buffer_bytes / size_t(world) / 64 * 64; }
 
+// The piece of its slice a rank reduces and copies out at a time in a shared-buffer all_reduce:
+// small enough to stay in the core's L2 between the two.
+constexpr size_t kSharedPieceBytes = size_t{64} << 10;
+
 // How many chunks of `chunk` units cover `total` (at least one: every op runs a round).
 int64_t chunk_count(int64_t total, int64_t chunk) {
   return std::max<int64_t>(1, (total + chunk - 1) / chunk);
@@ -72,32 +76,31 @@ void ShmComm::all_reduce(ShmOp& op, void* data, int64_t count, DType dtype, Redu
 
 void ShmComm::all_reduce_shared(ShmOp& op, const ShmSharedBuffer& buffer, int64_t count, DType dtype,
                                 ReduceOp rop) {
-  // Chunk by chunk (the staging buffers' size), so that what one phase writes the next reads
-  // from the cache: round (the chunk is in place everywhere), reduce this rank's slice from
-  // the peers' regions, round, copy the others' reduced slices.
+  // Every rank's input is in its region when the op is issued, so one round starts it. Rank r
+  // alone reads and writes slice r, in every region: it reduces the slice from all regions into
+  // its own and copies the result into the others', a piece at a time so that the copy reads
+  // what the reduction just wrote from the cache. Per rank that moves 2x the message (read two
+  // halves, write two) with two rounds in all; a last round ends it (every slice everywhere).
   const size_t esize = dtype_size(dtype);
-  const int64_t chunk = static_cast<int64_t>(buffer_bytes() / esize);
   auto at_rank = [&](int r, int64_t element) {
     return buffer.region(r) + op.desc.shared_offset + size_t(element) * esize;
   };
-  for (int64_t off = 0, chunks = chunk_count(count, chunk); chunks > 0; --chunks, off += chunk) {
-    const int64_t n = std::min(chunk, count - off);
-    int64_t lo, hi;
-    slice_of(n, world_, rank_, esize, &lo, &hi);
-    round(op);
-    uint8_t* mine = at_rank(rank_, off + lo);
+  int64_t lo, hi;
+  slice_of(count, world_, rank_, esize, &lo, &hi);
+  round(op);
+  const int64_t piece = static_cast<int64_t>(kSharedPieceBytes / esize);
+  for (int64_t off = lo; off < hi; off += piece) {
+    const int64_t n = std::min(piece, hi - off);
+    uint8_t* mine = at_rank(rank_, off);
     for (int r = 0; r < world_; ++r) {
-      if (r != rank_) reduce_into(mine, at_rank(r, off + lo), hi - lo, dtype, rop);
+      if (r != rank_) reduce_into(mine, at_rank(r, off), n, dtype, rop);
     }
-    if (rop == ReduceOp::AVG) finish_avg(mine, hi - lo, dtype, world_);
-    round(op);
+    if (rop == ReduceOp::AVG) finish_avg(mine, n, dtype, world_);
     for (int r = 0; r < world_; ++r) {
-      if (r == rank_) continue;
-      slice_of(n, world_, r, esize, &lo, &hi);
-      std::memcpy(at_rank(rank_, off + lo), at_rank(r, off + lo), size_t(hi - lo) * esize);
+      if (r != rank_) std::memcpy(at_rank(r, off), mine, size_t(n) * esize);
     }
   }
-  round(op);  // no rank rewrites its region while a peer still copies from it
+  round(op);
 }
 
 void ShmComm::reduce(ShmOp& op, void* data, int64_t count, DType dtype, ReduceOp rop, int root) {

@@ -128,7 +128,7 @@ class ShmComm {
   // A fresh /dev/shm name: prefix, job, group, pid and a random token (shm_attach.cpp).
   std::string new_segment_name() const;
   // all_reduce in place in a shared buffer: each rank reduces its slice reading the peers'
-  // regions directly, then copies the others' reduced slices; no staging copies.
+  // regions directly and writes the result into every region; two rounds, no staging copies.
   void all_reduce_shared(ShmOp& op, const ShmSharedBuffer& buffer, int64_t count, DType dtype, ReduceOp rop);
   // Chunked reduce-scatter + all-gather; root < 0: every rank gets the result, else only root.
   void reduce_chunks(ShmOp& op, void* data, int64_t count, DType dtype, ReduceOp rop, int root);
