@@ -137,7 +137,10 @@ void Loop::step(const crew::io::Batch& batch, int epoch, int64_t batch_id, crew:
   crew::Tensor loss = t_.loss(*model_, batch);
   loss.backward();
   t_.opt->step();
-  t_.opt->clear_grad();
+  // Gradients dropped, not zeroed (PyTorch's zero_grad(set_to_none=True), as the peer in
+  // bench/torch_models.py): the next backward hands each parameter its fresh gradient (under
+  // DataParallel, copied once into its bucket) instead of adding it to a zero-filled one.
+  t_.opt->clear_grad(/*set_to_zero=*/false);
   const double lr = t_.opt->get_lr();
   if (t_.schedule) t_.schedule->step();
   prof_.step += step_watch.seconds();
