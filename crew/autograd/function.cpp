@@ -14,6 +14,11 @@ AutogradMeta& meta_of(const Tensor& t) {
   return *impl->autograd;
 }
 
+bool disposable_grad(const Tensor& g) {
+  return g.defined() && g.impl_ptr().use_count() == 1 && g.impl()->storage.use_count() == 1 &&
+         g.impl()->autograd == nullptr;
+}
+
 bool should_record(std::initializer_list<const Tensor*> inputs) {
   if (!is_grad_enabled()) return false;
   for (const Tensor* t : inputs) {

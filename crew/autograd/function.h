@@ -17,6 +17,11 @@ namespace crew::autograd {
 // Whether grad mode is on and any input requires a gradient.
 bool should_record(std::initializer_list<const Tensor*> inputs);
 bool should_record(const std::vector<Tensor>& inputs);
+// Whether a backward function may write its result into the gradient it was handed: the
+// engine passes each node's output gradient once and drops it after the call, so when
+// nothing else holds the tensor or its storage (a root gradient the caller passed, a gradient
+// sent to two inputs, a view) its memory is free to reuse.
+bool disposable_grad(const Tensor& grad_output);
 // Attaches a new node producing `output` (which gets stop_gradient = false) from `inputs`.
 void record(const Tensor& output, const char* name, const std::vector<Tensor>& inputs, BackwardFn backward);
 

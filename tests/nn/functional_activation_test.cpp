@@ -1,6 +1,7 @@
 // Gradient checks and values of activations, softmax, log_softmax, flatten, dropout.
 #include <cmath>
 
+#include "crew/tensor/kernels/activation.h"
 #include "tests/nn/functional_test_util.h"
 
 namespace crew {
@@ -36,6 +37,64 @@ TEST(FunctionalActivationTest, GradientsFloat32OneDnn) {
           }
         },
         {x}, testing::float32_options());
+  }
+}
+
+Tensor apply_activation(int kind, const Tensor& x) {
+  switch (kind) {
+    case 0:
+      return F::relu(x);
+    case 1:
+      return F::sigmoid(x);
+    case 2:
+      return F::tanh(x);
+    case 3:
+      return F::gelu(x);
+    default:
+      return F::gelu(x, true);
+  }
+}
+kernels::Activation kernel_kind(int kind) {
+  const kernels::Activation kinds[] = {kernels::Activation::RELU, kernels::Activation::SIGMOID,
+                                       kernels::Activation::TANH, kernels::Activation::GELU_ERF,
+                                       kernels::Activation::GELU_TANH};
+  return kinds[kind];
+}
+
+// The backward writes into the gradient it is handed when nothing else holds it: the kernel's
+// in-place result is its out-of-place one, in the same memory; through autograd a fresh
+// gradient, one sent to two activations (add's backward) and a caller's root gradient all
+// give the out-of-place values, and the caller's gradient is left as it was.
+TEST(FunctionalActivationTest, BackwardReusesOnlyADisposableGradient) {
+  for (DType dt : {DType::FLOAT32, DType::FLOAT64}) {
+    for (int kind = 0; kind < 5; ++kind) {
+      const Tensor x0 = random_input({4, 6}, dt, 40 + kind).detach(),
+                   x1 = random_input({4, 6}, dt, 50).detach();
+      const Tensor w = random_input({4, 6}, dt, 60).detach();
+      const Tensor y0 = apply_activation(kind, x0), y1 = apply_activation(kind, x1);
+      const Tensor want0 = kernels::activation_backward(kernel_kind(kind), w, x0, y0);
+      const Tensor want1 = kernels::activation_backward(kernel_kind(kind), w, x1, y1);
+
+      Tensor g = w.clone();
+      const float* before = static_cast<const float*>(g.raw_data());
+      Tensor in_place = kernels::activation_backward(kernel_kind(kind), g, x0, y0, /*in_place=*/true);
+      EXPECT_EQ(in_place.raw_data(), static_cast<const void*>(before));
+      EXPECT_EQ(in_place.to_vector<double>(), want0.to_vector<double>()) << kind;
+
+      Tensor a = x0.clone().set_stop_gradient(false), b = x1.clone().set_stop_gradient(false);
+      sum(mul(apply_activation(kind, a), w)).backward();  // mul's fresh gradient
+      EXPECT_EQ(a.grad().to_vector<double>(), want0.to_vector<double>()) << kind;
+      a.clear_grad();
+      sum(mul(add(apply_activation(kind, a), apply_activation(kind, b)), w))
+          .backward();  // one gradient, two nodes
+      EXPECT_EQ(a.grad().to_vector<double>(), want0.to_vector<double>()) << kind;
+      EXPECT_EQ(b.grad().to_vector<double>(), want1.to_vector<double>()) << kind;
+      a.clear_grad();
+      const Tensor root = w.clone();
+      apply_activation(kind, a).backward(root, false);  // the caller's gradient
+      EXPECT_EQ(a.grad().to_vector<double>(), want0.to_vector<double>()) << kind;
+      EXPECT_EQ(root.to_vector<double>(), w.to_vector<double>()) << kind;
+    }
   }
 }
 

@@ -16,7 +16,8 @@ Tensor activation(kernels::Activation kind, const char* name, const Tensor& x) {
     Tensor saved_x = kernels::activation_backward_uses_output_only(kind) ? Tensor() : x.detach();
     autograd::record(y, name, {x},
                      [kind, saved_x, y = y.detach()](const Tensor& g, const std::vector<bool>&) {
-                       return std::vector<Tensor>{kernels::activation_backward(kind, g, saved_x, y)};
+                       return std::vector<Tensor>{
+                           kernels::activation_backward(kind, g, saved_x, y, autograd::disposable_grad(g))};
                      });
   }
   return y;

@@ -128,7 +128,8 @@ Tensor activation_forward(Activation kind, const Tensor& x) {
   }
 }
 
-Tensor activation_backward(Activation kind, const Tensor& grad_y, const Tensor& x, const Tensor& y) {
+Tensor activation_backward(Activation kind, const Tensor& grad_y, const Tensor& x, const Tensor& y,
+                           bool in_place) {
   check_floating(grad_y, "activation backward");
   CREW_CHECK(grad_y.numel() == y.numel() && grad_y.dtype() == y.dtype(), "activation backward: grad ",
              shape_str(grad_y.shape()), " does not match output ", shape_str(y.shape()));
@@ -136,7 +137,7 @@ Tensor activation_backward(Activation kind, const Tensor& grad_y, const Tensor& 
   CREW_CHECK(x.defined() || from_output, "activation backward: this activation needs its input");
   const int64_t n = grad_y.numel();
   if (grad_y.dtype() == DType::FLOAT64 || n == 0) {
-    Tensor gx = Tensor::uninitialized(grad_y.shape(), grad_y.dtype());
+    Tensor gx = in_place ? grad_y : Tensor::uninitialized(grad_y.shape(), grad_y.dtype());
     const double* g = n ? grad_y.data<double>() : nullptr;
     const double* xp = x.defined() && n ? x.data<double>() : nullptr;
     const double* yp = n ? y.data<double>() : nullptr;
@@ -150,13 +151,17 @@ Tensor activation_backward(Activation kind, const Tensor& grad_y, const Tensor& 
     const detail::DnnlLayout* layout = detail::dnnl_layout_of(grad_y);
     if (detail::dnnl_layout_of(saved) != layout) layout = nullptr;
     auto e = entry(kind, n, layout);
-    Tensor gx = layout
+    // In place (oneDNN's eltwise backward allows diff_src = diff_dst): gx is grad_y, in the
+    // layout grad_y is read in (memory_of converts it to row-major first when layout is null).
+    dnnl::memory diff_dst = memory_of(*e, grad_y, layout);
+    Tensor gx = in_place ? grad_y
+                : layout
                     ? Tensor::with_layout(grad_y.shape(), grad_y.dtype(), detail::dnnl_layout(layout->desc()))
                     : Tensor::uninitialized(grad_y.shape(), grad_y.dtype());
     e->bwd.execute(detail::cpu_stream(),
                    {{from_output ? DNNL_ARG_DST : DNNL_ARG_SRC, memory_of(*e, saved, layout)},
-                    {DNNL_ARG_DIFF_DST, memory_of(*e, grad_y, layout)},
-                    {DNNL_ARG_DIFF_SRC, memory_of(*e, gx, layout)}});
+                    {DNNL_ARG_DIFF_DST, diff_dst},
+                    {DNNL_ARG_DIFF_SRC, in_place ? diff_dst : memory_of(*e, gx, layout)}});
     return gx;
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl("activation backward", err);

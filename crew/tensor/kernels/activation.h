@@ -13,6 +13,9 @@ Tensor activation_forward(Activation kind, const Tensor& x);
 bool activation_backward_uses_output_only(Activation kind);
 // d loss / d x from grad_y; `x` is the forward input (may be undefined when
 // activation_backward_uses_output_only(kind)), `y` its output.
-Tensor activation_backward(Activation kind, const Tensor& grad_y, const Tensor& x, const Tensor& y);
+// With in_place the result is written into grad_y's memory (float32 and float64 alike) and
+// grad_y itself is returned.
+Tensor activation_backward(Activation kind, const Tensor& grad_y, const Tensor& x, const Tensor& y,
+                           bool in_place = false);
 
 }  // namespace crew::kernels
