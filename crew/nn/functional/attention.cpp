@@ -1,7 +1,6 @@
 // scaled_dot_product_attention and packed_qkv_attention: one autograd node each; products on
 // oneDNN matmuls over strided views (float32), the row softmax on oneDNN's softmax primitives.
 #include <cmath>
-#include <limits>
 
 #include "crew/autograd/autograd.h"
 #include "crew/autograd/function.h"
@@ -11,7 +10,6 @@
 #include "crew/tensor/kernels/broadcast.h"
 #include "crew/tensor/kernels/gemm.h"
 #include "crew/tensor/kernels/softmax_rows.h"
-#include "crew/tensor/kernels/threading.h"
 
 namespace crew::nn::functional {
 namespace {

@@ -15,23 +15,20 @@ namespace {
 // rate, small enough to skip most of the masked products at long T.
 constexpr int64_t kCausalBlock = 64;
 
-// Queries [r0, r1) see keys [0, keys); keys [r0, r1) (as a key block) are seen by queries
-// [q0, T_q).
+// Queries [r0, r1) see keys [0, keys); keys [c0, c1) (as a key block) are seen by queries
+// [q0, T_q). Unblocked: one block, all queries and all keys.
 struct Block {
-  int64_t r0, r1, keys, q0;
+  int64_t r0, r1, keys, c0, c1, q0;
 };
 std::vector<Block> blocks(int64_t tq, int64_t tk, bool causal) {
-  if (!causal || tq != tk || tq <= kCausalBlock) return {{0, tq, tk, 0}};
+  if (!causal || tq != tk || tq <= kCausalBlock) return {{0, tq, tk, 0, tk, 0}};
   std::vector<Block> out;
   for (int64_t r0 = 0; r0 < tq; r0 += kCausalBlock) {
     const int64_t r1 = std::min(tq, r0 + kCausalBlock);
-    out.push_back({r0, r1, r1, r0});
+    out.push_back({r0, r1, r1, r0, r1, r0});
   }
   return out;
 }
-// When causal attention is blocked, key block [r0, r1) holds keys r0..r1-1, otherwise all.
-int64_t key_begin(const Block& b, bool blocked) { return blocked ? b.r0 : 0; }
-int64_t key_end(const Block& b, bool blocked, int64_t tk) { return blocked ? b.r1 : tk; }
 
 HeadsLayout rows(const HeadsLayout& l, int64_t r0, int64_t r1) {
   HeadsLayout out = l;
@@ -131,12 +128,10 @@ void attention_backward_f32(const AttentionInputs& in, const Tensor& p, const He
                             const AttentionGrads& out) {
   const int64_t tq = in.q.t, tk = in.k.t;
   const std::vector<Block> bs = blocks(tq, tk, in.causal);
-  const bool blocked = bs.size() > 1;
   if (out.dv.data) {  // dV = P^T dO, per key block from the queries that see it
     for (const Block& b : bs) {
-      const int64_t c0 = key_begin(b, blocked), c1 = key_end(b, blocked, tk);
-      kernels::matmul_views(scores(p, b.q0, tq, c0, c1, /*transposed=*/true), heads(rows(g, b.q0, tq)),
-                            heads(rows(out.dv, c0, c1)));
+      kernels::matmul_views(scores(p, b.q0, tq, b.c0, b.c1, /*transposed=*/true), heads(rows(g, b.q0, tq)),
+                            heads(rows(out.dv, b.c0, b.c1)));
     }
   }
   if (!out.dq.data && !out.dk.data) return;
@@ -155,9 +150,8 @@ void attention_backward_f32(const AttentionInputs& in, const Tensor& p, const He
   }
   if (out.dk.data) {  // dK = scale dS^T Q
     for (const Block& b : bs) {
-      const int64_t c0 = key_begin(b, blocked), c1 = key_end(b, blocked, tk);
-      kernels::matmul_views(scores(ds, b.q0, tq, c0, c1, /*transposed=*/true), heads(rows(in.q, b.q0, tq)),
-                            heads(rows(out.dk, c0, c1)), in.scale);
+      kernels::matmul_views(scores(ds, b.q0, tq, b.c0, b.c1, /*transposed=*/true),
+                            heads(rows(in.q, b.q0, tq)), heads(rows(out.dk, b.c0, b.c1)), in.scale);
     }
   }
 }
