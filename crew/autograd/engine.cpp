@@ -5,21 +5,19 @@
 #include <unordered_set>
 
 #include "crew/autograd/autograd_meta.h"
+#include "crew/autograd/function.h"
 #include "crew/tensor/kernels/broadcast.h"
 
 namespace crew::autograd {
 namespace {
 
-// A gradient buffer we may keep as a leaf's grad(): it must share storage with nothing else.
-bool sole_owner(const Tensor& t);
+// A gradient buffer we may keep as a leaf's grad() (or add into) must share storage with
+// nothing else: the rule backward functions reuse a gradient by (autograd::disposable_grad).
+bool sole_owner(const Tensor& t) { return disposable_grad(t); }
 
 Tensor owned(Tensor g) {
   if (sole_owner(g)) return g;
   return g.clone();
-}
-
-bool sole_owner(const Tensor& t) {
-  return t.impl_ptr().use_count() == 1 && t.impl()->storage.use_count() == 1;
 }
 
 void accumulate(Tensor& buffer, Tensor contribution) {
