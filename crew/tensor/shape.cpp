@@ -7,9 +7,17 @@
 namespace crew {
 
 int64_t shape_numel(const Shape& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+  // Zero extents are multiplied as 1 first, so [0, 2^40, 2^40] is refused like [2^40, 2^40]:
+  // strides and byte offsets of such a shape would overflow even though it holds nothing.
+  int64_t bound = 1;
+  bool empty = false;
+  for (int64_t d : shape) {
+    CREW_CHECK(d >= 0, "shape ", shape_str(shape), ": negative extent ", d);
+    empty = empty || d == 0;
+    CREW_CHECK(!__builtin_mul_overflow(bound, d == 0 ? 1 : d, &bound) && bound <= kMaxNumel, "shape ",
+               shape_str(shape), ": more than ", kMaxNumel, " elements");
+  }
+  return empty ? 0 : bound;
 }
 
 std::string shape_str(const Shape& shape) {
@@ -33,7 +41,8 @@ Shape infer_shape(const Shape& requested, int64_t numel) {
       infer_at = static_cast<int>(i);
     } else {
       CREW_CHECK(out[i] >= 0, "reshape: negative extent in shape ", shape_str(requested));
-      known *= out[i];
+      CREW_CHECK(!__builtin_mul_overflow(known, out[i], &known) && known <= kMaxNumel, "reshape: shape ",
+                 shape_str(requested), " has more than ", kMaxNumel, " elements");
     }
   }
   if (infer_at >= 0) {

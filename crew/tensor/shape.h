@@ -8,7 +8,11 @@ namespace crew {
 
 using Shape = std::vector<int64_t>;
 
-// Product of the extents (1 for a scalar shape {}).
+// The most elements a shape may describe: 2^60, so that bytes (up to 8 per element) and byte
+// offsets fit in int64_t whatever the dtype.
+inline constexpr int64_t kMaxNumel = int64_t{1} << 60;
+// Product of the extents (1 for a scalar shape {}); throws ValueError on a negative extent or
+// when the product of the (nonzero) extents exceeds kMaxNumel.
 int64_t shape_numel(const Shape& shape);
 // "[2, 3, 4]".
 std::string shape_str(const Shape& shape);
