@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "crew/autograd/autograd.h"
+#include "crew/autograd/saved_version.h"
 #include "crew/tensor/tensor.h"
 
 namespace crew::autograd {
@@ -34,6 +35,7 @@ struct Node {
   std::vector<bool> needs;           // next_edges[i].valid()
   std::vector<Shape> input_shapes;   // for checking returned gradients
   BackwardFn backward;               // null once released (retain_graph = false)
+  std::vector<SavedVersion> saved;   // what backward reads, checked before it runs
   bool released = false;
 };
 

@@ -110,6 +110,7 @@ void run_backward(const Tensor& root, const Tensor& grad_root, bool retain_graph
     Tensor grad = std::move(node_buf[n]);
     node_buf.erase(n);
     std::vector<Tensor> outs;
+    for (const SavedVersion& s : n->saved) s.check(n->name);
     if (grad.defined()) outs = n->backward(grad, n->needs);
     grad = Tensor();
     for (size_t i = 0; i < n->next_edges.size(); ++i) {
@@ -136,6 +137,7 @@ void run_backward(const Tensor& root, const Tensor& grad_root, bool retain_graph
       // Frees what the node saved, and cuts its edges so that a long graph is torn down
       // here, iteratively, rather than by a deep chain of destructors later.
       n->backward = nullptr;
+      n->saved.clear();
       n->next_edges.clear();
       n->released = true;
     }

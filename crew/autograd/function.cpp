@@ -35,7 +35,8 @@ bool should_record(const std::vector<Tensor>& inputs) {
   return false;
 }
 
-void record(const Tensor& output, const char* name, const std::vector<Tensor>& inputs, BackwardFn backward) {
+void record(const Tensor& output, const char* name, const std::vector<Tensor>& inputs, BackwardFn backward,
+            const std::vector<Tensor>& saved) {
   auto node = std::make_shared<Node>();
   node->name = name;
   node->sequence_nr = g_next_sequence_nr.fetch_add(1, std::memory_order_relaxed);
@@ -55,6 +56,10 @@ void record(const Tensor& output, const char* name, const std::vector<Tensor>& i
     node->needs[i] = true;
   }
   node->backward = std::move(backward);
+  node->saved.reserve(saved.size());
+  for (const Tensor& t : saved) {
+    if (t.defined()) node->saved.emplace_back(t);
+  }
   AutogradMeta& out = meta_of(output);
   out.stop_gradient = false;
   out.grad_fn = std::move(node);

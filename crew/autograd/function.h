@@ -5,7 +5,7 @@
 //   if (autograd::should_record({&a, &b})) {
 //     autograd::record(y, "mul", {a, b}, [a, b](const Tensor& g, const std::vector<bool>& needs) {
 //       return std::vector<Tensor>{needs[0] ? g * b : Tensor(), needs[1] ? g * a : Tensor()};
-//     });
+//     }, /*saved=*/{a, b});
 //   }
 #include <initializer_list>
 #include <vector>
@@ -23,6 +23,10 @@ bool should_record(const std::vector<Tensor>& inputs);
 // sent to two inputs, a view) its memory is free to reuse.
 bool disposable_grad(const Tensor& grad_output);
 // Attaches a new node producing `output` (which gets stop_gradient = false) from `inputs`.
-void record(const Tensor& output, const char* name, const std::vector<Tensor>& inputs, BackwardFn backward);
+// `saved` lists the tensors the user can reach that `backward` reads (inputs, the output):
+// their versions are checked before it runs (crew/autograd/saved_version.h). Undefined
+// entries are skipped.
+void record(const Tensor& output, const char* name, const std::vector<Tensor>& inputs, BackwardFn backward,
+            const std::vector<Tensor>& saved = {});
 
 }  // namespace crew::autograd

@@ -59,7 +59,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
     autograd::record(y, "mul", {a, b}, [a, b](const Tensor& g, const std::vector<bool>& n) {
       return std::vector<Tensor>{n[0] ? kernels::sum_to(bin(BinaryOp::MUL, g, b), a.shape()) : Tensor(),
                                  n[1] ? kernels::sum_to(bin(BinaryOp::MUL, g, a), b.shape()) : Tensor()};
-    });
+    }, {a, b});
   }
   return y;
 }
@@ -74,7 +74,8 @@ Tensor div(const Tensor& a, const Tensor& b) {
           Tensor gb;
           if (n[1]) gb = kernels::sum_to(kernels::affine(bin(BinaryOp::MUL, g_over_b, y), -1, 0), b.shape());
           return std::vector<Tensor>{n[0] ? kernels::sum_to(g_over_b, sa) : Tensor(), gb};
-        });
+        },
+        {b, y});
   }
   return y;
 }
@@ -113,7 +114,7 @@ Tensor exp(const Tensor& a) {
   if (autograd::should_record({&a})) {
     autograd::record(y, "exp", {a}, [y = y.detach()](const Tensor& g, const std::vector<bool>&) {
       return std::vector<Tensor>{bin(BinaryOp::MUL, g, y)};
-    });
+    }, {y});
   }
   return y;
 }
@@ -123,7 +124,7 @@ Tensor log(const Tensor& a) {
   if (autograd::should_record({&a})) {
     autograd::record(y, "log", {a}, [a](const Tensor& g, const std::vector<bool>&) {
       return std::vector<Tensor>{bin(BinaryOp::DIV, g, a)};
-    });
+    }, {a});
   }
   return y;
 }
@@ -135,7 +136,7 @@ Tensor pow(const Tensor& a, double exponent) {
       Tensor d =
           map_unary(a, "pow backward", [exponent](auto v) { return exponent * std::pow(v, exponent - 1); });
       return std::vector<Tensor>{bin(BinaryOp::MUL, g, d)};
-    });
+    }, {a});
   }
   return y;
 }

@@ -40,7 +40,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
   if (autograd::should_record({&a, &b})) {
     autograd::record(y, "matmul", {a, b}, [a, b, ta, tb](const Tensor& g, const std::vector<bool>& n) {
       return matmul_backward(a, b, ta, tb, g, n);
-    });
+    }, {a, b});
   }
   return y;
 }

@@ -85,6 +85,7 @@ void Optimizer::step() {
     CREW_CHECK(g.dtype() == p.dtype(), name_, ".step: gradient of '", names_[i], "' has dtype ",
                dtype_name(g.dtype()), ", parameter has ", dtype_name(p.dtype()));
     update(i, p, g, lr);
+    p.bump_version();  // a graph that saved p before the step must not run backward on it
   }
   ++step_count_;
 }

@@ -36,6 +36,16 @@ class Storage {
   }
   // Marks freshly written bytes as being in `layout` (an owned storage of layout->bytes()).
   void set_layout(std::shared_ptr<const OpaqueLayout> layout);
+  // How often the bytes were changed in place through crew's API (Tensor::copy_, fill_, zero_,
+  // optimizer steps, ...): a tensor saved for backward records it, and backward refuses to run
+  // on data changed since (crew/autograd/saved_version.h). Shared by every view of the storage.
+  uint64_t version() const { return version_.load(std::memory_order_acquire); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_acq_rel); }
+  // How many live graph nodes hold this storage for their backward (NumPy gets a read-only
+  // view of such memory).
+  int saved_for_backward() const { return saved_.load(std::memory_order_acquire); }
+  void add_saved(int delta) { saved_.fetch_add(delta, std::memory_order_acq_rel); }
+
   // Converts the bytes to row-major in place (new memory of layout->plain_bytes()); a no-op
   // when they are row-major already. Thread-safe.
   void make_plain();
@@ -47,6 +57,8 @@ class Storage {
   std::shared_ptr<const OpaqueLayout> layout_;
   std::atomic<bool> opaque_{false};  // layout_ is set: the fast check of raw_data()
   std::mutex convert_mu_;
+  std::atomic<uint64_t> version_{0};
+  std::atomic<int> saved_{0};
 };
 
 }  // namespace crew

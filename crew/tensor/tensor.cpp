@@ -170,6 +170,7 @@ void Tensor::copy_(const Tensor& src) {
                 shape_str(src.shape()), ")");
   CREW_CHECK(dtype() == src.dtype(), "copy_: dtype ", dtype_name(dtype()), " <- ", dtype_name(src.dtype()));
   if (nbytes()) std::memmove(raw_data(), src.raw_data(), nbytes());
+  impl_->storage->bump_version();
 }
 
 void Tensor::fill_(double value) {
@@ -181,11 +182,18 @@ void Tensor::fill_(double value) {
     const int64_t n = numel();
     for (int64_t i = 0; i < n; ++i) p[i] = v;
   });
+  impl_->storage->bump_version();
 }
 
 void Tensor::zero_() {
   check_defined("zero_");
   if (nbytes()) std::memset(raw_data(), 0, nbytes());
+  impl_->storage->bump_version();
+}
+
+void Tensor::bump_version() const {
+  check_defined("bump_version");
+  impl_->storage->bump_version();
 }
 
 template <typename T>

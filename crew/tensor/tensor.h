@@ -98,9 +98,13 @@ class Tensor {
   // Copies.
   Tensor clone() const;                // deep copy, same dtype
   Tensor to(DType dtype) const;        // converted copy (a clone when the dtype is the same)
+  // In place: each bumps the storage's version (Storage::version), so that backward through
+  // a node that saved this data before the change raises instead of using changed values.
   void copy_(const Tensor& src);       // same numel and dtype; shapes may differ
   void fill_(double value);
   void zero_();
+  // For code that changed the data in place through data()/raw_data() (an optimizer step).
+  void bump_version() const;
 
   template <typename T>
   std::vector<T> to_vector() const;    // converts from any dtype

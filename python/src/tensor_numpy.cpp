@@ -95,7 +95,11 @@ py::array tensor_to_numpy(const Tensor& t) {
   // The capsule owns a reference to the tensor's storage for as long as NumPy's array lives.
   auto* keep = new std::shared_ptr<Storage>(t.impl()->storage);
   py::capsule base(keep, [](void* p) { delete static_cast<std::shared_ptr<Storage>*>(p); });
-  return py::array(numpy_dtype(t.dtype()), shape, strides, t.raw_data(), base);
+  py::array array(numpy_dtype(t.dtype()), shape, strides, t.raw_data(), base);
+  // Writes into memory a live graph saved for backward would go unseen by the version check
+  // (crew/autograd/saved_version.h) and give a wrong gradient: such arrays are read-only.
+  if (t.impl()->storage->saved_for_backward() > 0) array.attr("flags").attr("writeable") = false;
+  return array;
 }
 
 }  // namespace crew::python

@@ -122,3 +122,27 @@ def test_bad_shapes_raise_value_error_naming_both():
         crew.sum(a, axis=3)
     with pytest.raises(ValueError, match="permute"):
         crew.transpose(crew.unsqueeze(a, 0), [2, 1, 1])
+
+
+def test_writing_into_a_tensor_saved_for_backward_is_refused():
+    # Issue 29: writing through x.numpy() into a tensor mul saved gave a stale gradient
+    # ([20, 20] instead of [2, 4]). NumPy now gets a read-only view of saved data...
+    x = param([1.0, 2.0])
+    y = (x * x).sum()
+    with pytest.raises(ValueError, match="read-only"):
+        x.numpy()[:] = 10
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0])
+    # ... and writable again once backward released the graph.
+    x.numpy()[:] = 10
+    np.testing.assert_allclose(x.numpy(), [10.0, 10.0])
+
+
+def test_an_optimizer_step_between_two_backwards_is_detected():
+    w = param([1.0, 2.0])
+    loss = (w * w).sum()
+    loss.backward(retain_graph=True)
+    opt = crew.optimizer.SGD(learning_rate=0.1, parameters=[w])
+    opt.step()
+    with pytest.raises(RuntimeError, match="backward of 'mul'.*modified by an inplace operation"):
+        loss.backward()

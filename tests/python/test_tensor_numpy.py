@@ -48,3 +48,11 @@ def test_item_and_bad_dtype():
         crew.to_tensor(np.zeros((2, 3))).item()
     with pytest.raises(TypeError, match="float16"):
         crew.to_tensor(np.zeros(2, dtype=np.float16))
+
+
+def test_reshape_to_an_overflowing_shape_is_a_value_error():
+    # Issue 29: [2^32, 2^32] wrapped to 0 elements, was accepted, and numpy() wrote elsewhere.
+    empty = crew.to_tensor(np.zeros(0, "float32"))
+    with pytest.raises(ValueError, match="more than"):
+        crew.reshape(empty, [1 << 32, 1 << 32])
+    assert crew.reshape(crew.to_tensor(np.zeros(6, "float32")), [2, -1]).shape == [2, 3]

@@ -18,7 +18,8 @@ Tensor activation(kernels::Activation kind, const char* name, const Tensor& x) {
                      [kind, saved_x, y = y.detach()](const Tensor& g, const std::vector<bool>&) {
                        return std::vector<Tensor>{
                            kernels::activation_backward(kind, g, saved_x, y, autograd::disposable_grad(g))};
-                     });
+                     },
+                     {saved_x, y});
   }
   return y;
 }

@@ -103,7 +103,8 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
     autograd::record(
         y, "scaled_dot_product_attention", {q, k, v}, [s](const Tensor& g, const std::vector<bool>& needs) {
           return g.dtype() == DType::FLOAT32 ? backward_separate_f32(s, g, needs) : backward_f64(s, g, needs);
-        });
+        },
+        {q, k, v});
   }
   return y;
 }
@@ -135,7 +136,8 @@ Tensor packed_qkv_attention(const Tensor& qkv, int64_t num_heads, bool is_causal
                                  {packed_part(dqkv, 0, num_heads), packed_part(dqkv, 1, num_heads),
                                   packed_part(dqkv, 2, num_heads)});
           return std::vector<Tensor>{dqkv};
-        });
+        },
+        {qkv});
   }
   return y;
 }

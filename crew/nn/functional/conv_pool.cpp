@@ -20,7 +20,8 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Pair st
               .data = needs[0], .weights = needs[1] || needs[2], .bias = has_bias};
           kernels::Conv2dGrads r = kernels::conv2d_backward(g, x, weight, x.shape(), p, want, saved.get());
           return std::vector<Tensor>{r.grad_x, r.grad_weight, r.grad_bias};
-        });
+        },
+        {x, weight});
   }
   return y;
 }

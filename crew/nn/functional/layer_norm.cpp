@@ -44,7 +44,8 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
                        if (gr.weight.defined()) gr.weight = gr.weight.view(normalized_shape);
                        if (gr.bias.defined()) gr.bias = gr.bias.view(normalized_shape);
                        return std::vector<Tensor>{gr.x, gr.weight, gr.bias};
-                     });
+                     },
+                     {x, weight, bias});
   }
   return y;
 }

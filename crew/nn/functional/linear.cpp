@@ -80,7 +80,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
                      [x, weight, m](const Tensor& g, const std::vector<bool>& needs) {
                        if (g.dtype() == DType::FLOAT32) return linear_backward<float>(g, x, weight, m, needs);
                        return linear_backward<double>(g, x, weight, m, needs);
-                     });
+                     },
+                     {x, weight});
   }
   return y;
 }

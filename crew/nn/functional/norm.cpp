@@ -197,7 +197,8 @@ Tensor batch_norm_onednn(const Tensor& x, Tensor& running_mean, Tensor& running_
                       epsilon](const Tensor& g, const std::vector<bool>&) {
                        kernels::BatchNormGrads gr = kernels::batch_norm_backward(g, x, w, b, epsilon, stats);
                        return std::vector<Tensor>{gr.x, gr.weight, gr.bias};
-                     });
+                     },
+                     {x, weight, bias});
   }
   return y;
 }
@@ -243,7 +244,8 @@ Tensor batch_norm(const Tensor& x, Tensor& running_mean, Tensor& running_var, co
                        if (g.dtype() == DType::FLOAT32)
                          return backward<float>(g, x, l, s, training, sync.get(), needs);
                        return backward<double>(g, x, l, s, training, sync.get(), needs);
-                     });
+                     },
+                     {x});  // the weight's values are in s.scale
   }
   return y;
 }

@@ -66,7 +66,7 @@ Tensor softmax_impl(const Tensor& x, int64_t axis, bool log_out, const char* nam
         softmax_backward(g.data<double>(), y.data<double>(), gx.data<double>(), p, log_out);
       }
       return std::vector<Tensor>{gx};
-    });
+    }, {y});
   }
   return y;
 }
