@@ -63,6 +63,14 @@ class DesyncError : public CommError {
   using CommError::CommError;
 };
 
+// Memory or a kernel on the wrong device: host code asking for the elements of device
+// memory, operands on different places, an op with no kernel for a device, a device crew
+// was not built for. Messages name the op and the places.
+class DeviceError : public Error {
+ public:
+  using Error::Error;
+};
+
 // A child process started by crew::dist::spawn failed.
 class SpawnError : public Error {
  public:

@@ -7,21 +7,21 @@
 #include <new>
 
 #include "crew/core/check.h"
+#include "crew/tensor/device/host_backend.h"
 
 namespace crew {
 
-Storage::Storage(size_t bytes, Init init) : bytes_(bytes) {
+Storage::Storage(size_t bytes, Init init, const Place& place) : bytes_(bytes), place_(place) {
   size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded == 0) rounded = kAlignment;
-  data_ = std::aligned_alloc(kAlignment, rounded);
-  if (data_ == nullptr) {
-    CREW_THROW(ValueError, "Storage: cannot allocate ", bytes, " bytes");
-  }
+  DeviceBackend& backend = device_backend(place, "Storage");
+  allocator_ = place.type == DeviceType::CPU ? host_allocator() : backend.allocator(place);
+  data_ = allocator_->allocate(rounded, Stream{});
   if (init == Init::ZERO) {
-    std::memset(data_, 0, rounded);
+    backend.zero(place, data_, rounded);
   } else {
 #ifndef NDEBUG
-    std::memset(data_, 0xFF, rounded);
+    if (place.host_accessible()) std::memset(data_, 0xFF, rounded);
 #endif
   }
 }
@@ -34,6 +34,8 @@ Storage::Storage(void* data, size_t bytes, std::shared_ptr<const void> owner)
 }
 
 void Storage::set_layout(std::shared_ptr<const OpaqueLayout> layout) {
+  CREW_CHECK(place_.type == DeviceType::CPU, "Storage: opaque layouts are host layouts, storage is on ",
+             place_.to_string());
   CREW_CHECK(layout != nullptr && owner_ == nullptr && layout->bytes() <= bytes_, "Storage: a layout of ",
              layout ? layout->bytes() : 0, " bytes needs an owned storage at least that large, got ", bytes_);
   std::lock_guard<std::mutex> lock(convert_mu_);
@@ -45,11 +47,11 @@ void Storage::make_plain() {
   std::lock_guard<std::mutex> lock(convert_mu_);
   if (!opaque_.load(std::memory_order_acquire)) return;
   const size_t plain = layout_->plain_bytes();
-  void* converted = std::aligned_alloc(
-      kAlignment, std::max<size_t>(kAlignment, (plain + kAlignment - 1) / kAlignment * kAlignment));
-  if (converted == nullptr) CREW_THROW(ValueError, "Storage: cannot allocate ", plain, " bytes");
+  const size_t rounded = std::max<size_t>(kAlignment, (plain + kAlignment - 1) / kAlignment * kAlignment);
+  void* converted = allocator_->allocate(rounded, Stream{});
   layout_->to_plain(data_, converted);
-  std::free(data_);
+  allocator_->deallocate(data_, std::max<size_t>(kAlignment, (bytes_ + kAlignment - 1) / kAlignment * kAlignment),
+                         Stream{});
   data_ = converted;
   bytes_ = plain;
   opaque_.store(false, std::memory_order_release);
@@ -57,7 +59,10 @@ void Storage::make_plain() {
 }
 
 Storage::~Storage() {
-  if (!owner_) std::free(data_);
+  if (allocator_) {
+    allocator_->deallocate(data_, std::max<size_t>(kAlignment, (bytes_ + kAlignment - 1) / kAlignment * kAlignment),
+                           Stream{});
+  }
 }
 
 }  // namespace crew

@@ -1,13 +1,17 @@
 #pragma once
-// A 64-byte-aligned byte buffer shared by a tensor and its views: zero-initialised, or left
-// uninitialised for outputs that a kernel overwrites in full (no memset pass over memory that
-// is written anyway). Builds without NDEBUG fill uninitialised buffers with 0xFF bytes (NaN
-// for floats, -1 for integers), so a kernel that reads what it never wrote shows in tests.
+// A 64-byte-aligned byte buffer shared by a tensor and its views, on one place (host memory
+// unless said otherwise), from that place's allocator (crew/tensor/device/device.h):
+// zero-initialised, or left uninitialised for outputs that a kernel overwrites in full (no
+// memset pass over memory that is written anyway). Builds without NDEBUG fill uninitialised
+// host buffers with 0xFF bytes (NaN for floats, -1 for integers), so a kernel that reads what
+// it never wrote shows in tests.
 #include <atomic>
 #include <cstddef>
 #include <memory>
 #include <mutex>
 
+#include "crew/core/place.h"
+#include "crew/tensor/device/device.h"
 #include "crew/tensor/layout.h"
 
 namespace crew {
@@ -16,7 +20,7 @@ class Storage {
  public:
   static constexpr size_t kAlignment = 64;
   enum class Init { ZERO, UNINITIALIZED };
-  explicit Storage(size_t bytes, Init init = Init::ZERO);
+  explicit Storage(size_t bytes, Init init = Init::ZERO, const Place& place = CPUPlace());
   // Memory owned elsewhere (a shared-memory mapping, ...), 64-byte aligned: `owner` keeps it
   // alive as long as this storage, which never frees `data` itself.
   Storage(void* data, size_t bytes, std::shared_ptr<const void> owner);
@@ -24,8 +28,10 @@ class Storage {
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 
+  // The address on the storage's place: a host pointer only where place().host_accessible().
   void* data() { return data_; }
   const void* data() const { return data_; }
+  const Place& place() const { return place_; }
   size_t bytes() const { return bytes_; }
   // False for memory owned elsewhere (the constructor with an owner).
   bool owns_memory() const { return owner_ == nullptr; }
@@ -53,6 +59,8 @@ class Storage {
  private:
   void* data_ = nullptr;
   size_t bytes_ = 0;
+  Place place_;
+  std::shared_ptr<Allocator> allocator_;  // null for memory owned elsewhere
   std::shared_ptr<const void> owner_;  // set for memory owned elsewhere
   std::shared_ptr<const OpaqueLayout> layout_;
   std::atomic<bool> opaque_{false};  // layout_ is set: the fast check of raw_data()

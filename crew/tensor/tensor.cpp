@@ -1,18 +1,21 @@
 #include "crew/tensor/tensor.h"
 
 #include <cstring>
+
+#include "crew/tensor/kernels/fill_cast.h"
 #include <ostream>
 #include <sstream>
 
 namespace crew {
 namespace {
 
-std::shared_ptr<TensorImpl> new_impl(const Shape& shape, DType dtype, Storage::Init init) {
+std::shared_ptr<TensorImpl> new_impl(const Shape& shape, DType dtype, Storage::Init init, const Place& place) {
   for (int64_t d : shape) CREW_CHECK(d >= 0, "Tensor: negative extent in shape ", shape_str(shape));
   auto impl = std::make_shared<TensorImpl>();
   impl->shape = shape;
   impl->dtype = dtype;
-  impl->storage = std::make_shared<Storage>(static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype), init);
+  impl->storage =
+      std::make_shared<Storage>(static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype), init, place);
   return impl;
 }
 
@@ -27,12 +30,14 @@ void convert_into(Dst* dst, const void* src, DType src_dtype, int64_t n) {
 
 }  // namespace
 
-Tensor Tensor::empty(const Shape& shape, DType dtype) { return Tensor(new_impl(shape, dtype, Storage::Init::ZERO)); }
-Tensor Tensor::zeros(const Shape& shape, DType dtype) { return empty(shape, dtype); }
-Tensor Tensor::uninitialized(const Shape& shape, DType dtype) {
-  return Tensor(new_impl(shape, dtype, Storage::Init::UNINITIALIZED));
+Tensor Tensor::empty(const Shape& shape, DType dtype, const Place& place) {
+  return Tensor(new_impl(shape, dtype, Storage::Init::ZERO, place));
 }
-Tensor Tensor::ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
+Tensor Tensor::zeros(const Shape& shape, DType dtype, const Place& place) { return empty(shape, dtype, place); }
+Tensor Tensor::uninitialized(const Shape& shape, DType dtype, const Place& place) {
+  return Tensor(new_impl(shape, dtype, Storage::Init::UNINITIALIZED, place));
+}
+Tensor Tensor::ones(const Shape& shape, DType dtype, const Place& place) { return full(shape, 1.0, dtype, place); }
 
 Tensor Tensor::with_layout(const Shape& shape, DType dtype, std::shared_ptr<const OpaqueLayout> layout) {
   CREW_CHECK(layout != nullptr, "Tensor::with_layout: no layout");
@@ -46,8 +51,8 @@ Tensor Tensor::with_layout(const Shape& shape, DType dtype, std::shared_ptr<cons
   return Tensor(impl);
 }
 
-Tensor Tensor::full(const Shape& shape, double value, DType dtype) {
-  Tensor t = uninitialized(shape, dtype);
+Tensor Tensor::full(const Shape& shape, double value, DType dtype, const Place& place) {
+  Tensor t = uninitialized(shape, dtype, place);
   t.fill_(value);
   return t;
 }
@@ -85,9 +90,25 @@ DType Tensor::dtype() const {
   return impl_->dtype;
 }
 
-void* Tensor::raw_data() const {
-  check_defined("data");
-  if (impl_->storage->layout() != nullptr) impl_->storage->make_plain();
+const Place& Tensor::place() const {
+  check_defined("place");
+  return impl_->storage->place();
+}
+
+void* Tensor::raw_data(const char* op) const {
+  check_defined(op);
+  Storage& s = *impl_->storage;
+  if (!s.place().host_accessible()) {
+    CREW_THROW(DeviceError, op, ": the tensor (shape ", shape_str(impl_->shape), ") is on ", s.place().to_string(),
+               ", not in host memory; copy it with .cpu() first");
+  }
+  if (s.layout() != nullptr) s.make_plain();
+  return static_cast<char*>(s.data()) + impl_->offset * dtype_size(impl_->dtype);
+}
+
+void* Tensor::device_data() const {
+  check_defined("device_data");
+  CREW_CHECK(impl_->storage->layout() == nullptr, "device_data: the data is in an opaque layout");
   return static_cast<char*>(impl_->storage->data()) + impl_->offset * dtype_size(impl_->dtype);
 }
 
@@ -148,19 +169,30 @@ Tensor Tensor::select(int64_t index) const {
 
 Tensor Tensor::clone() const {
   check_defined("clone");
-  Tensor out = uninitialized(shape(), dtype());
-  if (nbytes()) std::memcpy(out.raw_data(), raw_data(), nbytes());
+  const Place& at = place();
+  Tensor out = uninitialized(shape(), dtype(), at);
+  if (at.type == DeviceType::CPU) {
+    if (nbytes()) std::memcpy(out.raw_data(), raw_data(), nbytes());
+  } else {
+    copy_bytes(out.device_data(), at, device_data(), at, nbytes(), "clone");
+  }
   return out;
 }
 
 Tensor Tensor::to(DType target) const {
   check_defined("to");
   if (target == dtype()) return clone();
-  Tensor out = uninitialized(shape(), target);
-  dispatch_dtype(target, [&](auto tag) {
-    using D = decltype(tag);
-    convert_into(out.data<D>(), raw_data(), dtype(), numel());
-  });
+  Tensor out = uninitialized(shape(), target, place());
+  kernels::cast_kernel.get(place().type)(*this, out);
+  return out;
+}
+
+Tensor Tensor::to(const Place& target) const {
+  check_defined("to");
+  if (target == place()) return *this;
+  Tensor out = uninitialized(shape(), dtype(), target);
+  const void* src = place().host_accessible() ? raw_data("to") : device_data();
+  copy_bytes(out.device_data(), target, src, place(), nbytes(), "to");
   return out;
 }
 
@@ -169,25 +201,29 @@ void Tensor::copy_(const Tensor& src) {
   CREW_CHECK_EQ(numel(), src.numel(), "copy_: element counts differ (", shape_str(shape()), " <- ",
                 shape_str(src.shape()), ")");
   CREW_CHECK(dtype() == src.dtype(), "copy_: dtype ", dtype_name(dtype()), " <- ", dtype_name(src.dtype()));
-  if (nbytes()) std::memmove(raw_data(), src.raw_data(), nbytes());
+  if (place().type == DeviceType::CPU && src.place().type == DeviceType::CPU) {
+    if (nbytes()) std::memmove(raw_data(), src.raw_data(), nbytes());
+  } else {
+    void* dst = place().host_accessible() ? raw_data("copy_") : device_data();
+    const void* from = src.place().host_accessible() ? src.raw_data("copy_") : src.device_data();
+    copy_bytes(dst, place(), from, src.place(), nbytes(), "copy_");
+  }
   impl_->storage->bump_version();
 }
 
 void Tensor::fill_(double value) {
   check_defined("fill_");
-  dispatch_dtype(dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    T* p = static_cast<T*>(raw_data());
-    const T v = static_cast<T>(value);
-    const int64_t n = numel();
-    for (int64_t i = 0; i < n; ++i) p[i] = v;
-  });
+  kernels::fill_kernel.get(place().type)(*this, value);
   impl_->storage->bump_version();
 }
 
 void Tensor::zero_() {
   check_defined("zero_");
-  if (nbytes()) std::memset(raw_data(), 0, nbytes());
+  if (place().type == DeviceType::CPU) {
+    if (nbytes()) std::memset(raw_data(), 0, nbytes());
+  } else if (nbytes()) {
+    device_backend(place(), "zero_").zero(place(), device_data(), nbytes());
+  }
   impl_->storage->bump_version();
 }
 
@@ -199,6 +235,7 @@ void Tensor::bump_version() const {
 template <typename T>
 std::vector<T> Tensor::to_vector() const {
   check_defined("to_vector");
+  if (!place().host_accessible()) return cpu().to_vector<T>();
   std::vector<T> out(static_cast<size_t>(numel()));
   convert_into(out.data(), raw_data(), dtype(), numel());
   return out;

@@ -1,7 +1,9 @@
 #pragma once
 // crew::Tensor: a reference-counted handle to a contiguous, row-major, 64-byte-aligned
-// n-d array of float32 / float64 / int32 / int64 / uint8. Copies of a Tensor share data;
-// views (view, slice, select) share storage with an element offset.
+// n-d array of float32 / float64 / int32 / int64 / uint8 on one place (host memory unless
+// made elsewhere; crew/core/place.h). Copies of a Tensor share data; views (view, slice,
+// select) share storage with an element offset. Host code reads elements only of tensors in
+// host memory: data() of a device tensor is a DeviceError naming the op and the place.
 //
 //   Tensor x = Tensor::zeros({32, 1, 28, 28});
 //   float* p = x.data<float>();
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "crew/core/check.h"
+#include "crew/core/place.h"
 #include "crew/tensor/dtype.h"
 #include "crew/tensor/shape.h"
 #include "crew/tensor/storage.h"
@@ -44,14 +47,16 @@ class Tensor {
   Tensor() = default;  // an undefined tensor
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
 
-  // Factories. All return new, contiguous, owned storage.
-  static Tensor empty(const Shape& shape, DType dtype = DType::FLOAT32);  // zero-filled
-  static Tensor zeros(const Shape& shape, DType dtype = DType::FLOAT32);
+  // Factories. All return new, contiguous, owned storage, on `place` (host memory by default:
+  // C++ code that wants the current device passes current_place()).
+  static Tensor empty(const Shape& shape, DType dtype = DType::FLOAT32, const Place& place = CPUPlace());  // zero-filled
+  static Tensor zeros(const Shape& shape, DType dtype = DType::FLOAT32, const Place& place = CPUPlace());
   // Contents unspecified (0xFF bytes in builds without NDEBUG): for outputs the caller
   // overwrites in full, which then skip the zero-fill pass.
-  static Tensor uninitialized(const Shape& shape, DType dtype = DType::FLOAT32);
-  static Tensor ones(const Shape& shape, DType dtype = DType::FLOAT32);
-  static Tensor full(const Shape& shape, double value, DType dtype = DType::FLOAT32);
+  static Tensor uninitialized(const Shape& shape, DType dtype = DType::FLOAT32, const Place& place = CPUPlace());
+  static Tensor ones(const Shape& shape, DType dtype = DType::FLOAT32, const Place& place = CPUPlace());
+  static Tensor full(const Shape& shape, double value, DType dtype = DType::FLOAT32,
+                     const Place& place = CPUPlace());
   static Tensor scalar(double value, DType dtype = DType::FLOAT32);  // shape {}
   // [0, 1, ..., n-1].
   static Tensor arange(int64_t n, DType dtype = DType::INT64);
@@ -74,15 +79,21 @@ class Tensor {
   int64_t numel() const { return shape_numel(shape()); }
   DType dtype() const;
   size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype()); }
+  // Where the data lives.
+  const Place& place() const;
 
-  // Typed element pointer; throws ValueError if T does not match dtype().
+  // Typed host pointer to the elements; throws ValueError if T does not match dtype() and
+  // DeviceError if the data is not in host memory.
   template <typename T>
   T* data() const {
     check_dtype(dtype_of<T>, "data");
     return static_cast<T*>(raw_data());
   }
-  // Row-major data (converting data in an opaque layout first, for every tensor sharing it).
-  void* raw_data() const;
+  // Row-major host data (converting data in an opaque layout first, for every tensor sharing
+  // it); DeviceError naming `op` and the place when the data is not in host memory.
+  void* raw_data(const char* op = "data") const;
+  // The data's address on its own place, unchecked: for the kernels of that place's backend.
+  void* device_data() const;
   // The opaque layout this tensor's data is in (the whole storage, from offset 0), or null
   // when it is row-major. For kernels that read such layouts, with layout_data().
   const OpaqueLayout* layout() const;
@@ -96,8 +107,11 @@ class Tensor {
   Tensor select(int64_t index) const;               // row `index` of axis 0, one less axis
 
   // Copies.
-  Tensor clone() const;                // deep copy, same dtype
+  Tensor clone() const;                // deep copy, same dtype and place
   Tensor to(DType dtype) const;        // converted copy (a clone when the dtype is the same)
+  // A copy on `place`, or this tensor itself when it is there already (as PyTorch's to()).
+  Tensor to(const Place& place) const;
+  Tensor cpu() const { return to(CPUPlace()); }
   // In place: each bumps the storage's version (Storage::version), so that backward through
   // a node that saved this data before the change raises instead of using changed values.
   void copy_(const Tensor& src);       // same numel and dtype; shapes may differ

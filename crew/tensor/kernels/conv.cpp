@@ -204,8 +204,10 @@ void check_bias(const Tensor& bias, const Tensor& weight) {
 
 }  // namespace
 
-Tensor conv2d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p,
-                      std::shared_ptr<const Conv2dSaved>* saved) {
+namespace {
+
+Tensor conv2d_forward_cpu(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p,
+                          std::shared_ptr<const Conv2dSaved>* saved) {
   check_f32(x, "conv2d", "input");
   check_f32(weight, "conv2d", "weight");
   const ConvGeometry g = geometry(x.shape(), weight.shape(), p);
@@ -234,6 +236,16 @@ Tensor conv2d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias,
     detail::rethrow_dnnl("conv2d forward", err);
   }
   return y;
+}
+
+}  // namespace
+
+constinit KernelSlot<Conv2dForwardFn> conv2d_forward_kernel("conv2d_forward", &conv2d_forward_cpu);
+
+Tensor conv2d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p,
+                      std::shared_ptr<const Conv2dSaved>* saved) {
+  check_same_place("conv2d", {{"x", &x}, {"weight", &weight}, {"bias", &bias}});
+  return conv2d_forward_kernel.get(x.place().type)(x, weight, bias, p, saved);
 }
 
 Tensor conv2d_backward_data(const Tensor& grad_y, const Tensor& weight, const Shape& x_shape,

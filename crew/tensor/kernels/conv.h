@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "crew/tensor/kernels/dispatch.h"
 #include "crew/tensor/tensor.h"
 
 namespace crew::kernels {
@@ -22,9 +23,13 @@ Shape conv2d_output_shape(const Shape& x, const Shape& weight, const Conv2dParam
 struct Conv2dSaved;
 
 // y = conv(x, weight) + bias; bias [O] or undefined. With `saved`, also returns state that lets
-// conv2d_backward skip work already done here (the input's layout change).
+// conv2d_backward skip work already done here (the input's layout change). Operands on one
+// place; runs that place's entry of conv2d_forward_kernel.
 Tensor conv2d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p,
                       std::shared_ptr<const Conv2dSaved>* saved = nullptr);
+using Conv2dForwardFn = Tensor(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p,
+                               std::shared_ptr<const Conv2dSaved>* saved);
+extern KernelSlot<Conv2dForwardFn> conv2d_forward_kernel;
 
 // Which gradients conv2d_backward computes.
 struct Conv2dNeeds {
