@@ -161,6 +161,29 @@ void Layer::apply(const std::function<void(Layer&)>& fn) {
   fn(*this);
 }
 
+Layer& Layer::to(const Place& place) {
+  for (Tensor& p : parameters()) {
+    if (p.place() == place) continue;
+    p.clear_grad();
+    p.move_to_(place);
+  }
+  for (Tensor& b : buffers()) b.move_to_(place);
+  return *this;
+}
+
+Layer& Layer::to(DType dtype) {
+  CREW_CHECK(is_floating(dtype), full_name_, ".to: dtype must be a floating-point type, got ", dtype_name(dtype));
+  for (Tensor& p : parameters()) {
+    if (!is_floating(p.dtype()) || p.dtype() == dtype) continue;
+    p.clear_grad();
+    p.convert_(dtype);
+  }
+  for (Tensor& b : buffers()) {
+    if (is_floating(b.dtype())) b.convert_(dtype);
+  }
+  return *this;
+}
+
 void Layer::train() {
   training_ = true;
   for (auto& [name, layer] : sublayers_) layer->train();

@@ -92,6 +92,12 @@ class Layer {
   void clear_gradients(bool set_to_zero = true);
   // Calls fn on every layer of the tree, this one last (Paddle's Layer.apply).
   void apply(const std::function<void(Layer&)>& fn);
+  // Moves every parameter and buffer of the tree to `place` (Paddle's Layer.to(device)), in
+  // place: optimizers built before keep updating them. Gradients are dropped.
+  Layer& to(const Place& place);
+  // Converts every floating-point parameter and buffer of the tree to `dtype` (a floating
+  // dtype), likewise in place; gradients are dropped.
+  Layer& to(DType dtype);
 
   const std::string& full_name() const { return full_name_; }
 

@@ -190,10 +190,28 @@ Tensor Tensor::to(DType target) const {
 Tensor Tensor::to(const Place& target) const {
   check_defined("to");
   if (target == place()) return *this;
+  device_backend(target, "to");  // "to: no backend for gpu:0 (crew is not compiled with CUDA)"
   Tensor out = uninitialized(shape(), dtype(), target);
   const void* src = place().host_accessible() ? raw_data("to") : device_data();
   copy_bytes(out.device_data(), target, src, place(), nbytes(), "to");
   return out;
+}
+
+void Tensor::move_to_(const Place& target) {
+  check_defined("move_to_");
+  if (target == place()) return;
+  Tensor moved = to(target);
+  impl_->storage = moved.impl_->storage;
+  impl_->offset = 0;
+}
+
+void Tensor::convert_(DType target) {
+  check_defined("convert_");
+  if (target == dtype()) return;
+  Tensor converted = to(target);
+  impl_->storage = converted.impl_->storage;
+  impl_->offset = 0;
+  impl_->dtype = target;
 }
 
 void Tensor::copy_(const Tensor& src) {

@@ -112,6 +112,12 @@ class Tensor {
   // A copy on `place`, or this tensor itself when it is there already (as PyTorch's to()).
   Tensor to(const Place& place) const;
   Tensor cpu() const { return to(CPUPlace()); }
+  // Moves the data to `place` in place: every handle to this tensor then refers to the copy
+  // there (an optimizer holding a parameter keeps updating it); views made before keep the
+  // old data. For Layer::to.
+  void move_to_(const Place& place);
+  // Converts the data to `dtype` in place, likewise (Layer::to(dtype)).
+  void convert_(DType dtype);
   // In place: each bumps the storage's version (Storage::version), so that backward through
   // a node that saved this data before the change raises instead of using changed values.
   void copy_(const Tensor& src);       // same numel and dtype; shapes may differ

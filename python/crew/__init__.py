@@ -8,6 +8,8 @@ collectives. docs/python.md maps Paddle's API to crew's and lists what differs.
 """
 from . import _C
 from ._C import Tensor, dtype, to_tensor, save, load
+from ._C import (Place, CPUPlace, CUDAPlace, CUDAPinnedPlace, set_device, get_device,  # noqa: F401
+                 is_compiled_with_cuda, DeviceError)
 from ._C import (add, subtract, multiply, divide, exp, log, pow, matmul, sum, mean, argmax,  # noqa: A004
                  reshape, unsqueeze, squeeze, flatten, transpose, concat, stack, split, slice,
                  seed, is_grad_enabled, set_grad_enabled)
@@ -22,5 +24,5 @@ int32 = dtype.int32
 int64 = dtype.int64
 uint8 = dtype.uint8
 
-from . import nn, optimizer, io, vision, text, distributed  # noqa: E402
+from . import device, nn, optimizer, io, vision, text, distributed  # noqa: E402
 from .parallel import DataParallel  # noqa: E402

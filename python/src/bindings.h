@@ -11,7 +11,10 @@ namespace crew::python {
 namespace py = pybind11;
 
 void bind_errors(py::module_& m);       // errors.cpp: crew::Error -> Python exceptions
+void bind_device(py::module_& m);       // device.cpp: places, set_device, crew.device
 void bind_tensor(py::module_& m);       // tensor.cpp: Tensor, to_tensor, NumPy
+// A Place from None (the current device), a Place or a string ("cpu", "gpu:0").
+Place place_from_py(const py::handle& place);
 void bind_serialize(py::module_& m);    // serialize.cpp: save, load (safetensors)
 void bind_autograd(py::module_& m);     // autograd.cpp: backward, no_grad, differentiable ops
 void bind_nn(py::module_& m);           // nn.cpp: Layer (subclassable), layers, functional

@@ -19,6 +19,7 @@ void bind_errors(py::module_& m) {
   static py::exception<CommError> comm_error(m, "CommError", PyExc_RuntimeError);
   static py::exception<DesyncError> desync_error(m, "DesyncError", comm_error.ptr());
   static py::exception<SpawnError> spawn_error(m, "SpawnError", PyExc_RuntimeError);
+  static py::exception<DeviceError> device_error(m, "DeviceError", PyExc_RuntimeError);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -38,6 +39,8 @@ void bind_errors(py::module_& m) {
       PyErr_SetString(comm_error.ptr(), e.what());
     } catch (const SpawnError& e) {
       PyErr_SetString(spawn_error.ptr(), e.what());
+    } catch (const DeviceError& e) {
+      PyErr_SetString(device_error.ptr(), e.what());
     } catch (const StateError& e) {
       // Using the distributed API before init: Paddle's AssertionError, in Paddle's words.
       if (std::string(e.what()).find(dist::kNotInitializedMessage) != std::string::npos) {

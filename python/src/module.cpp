@@ -5,6 +5,7 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "crew's C++ core: tensors, autograd, layers, optimizers, data loading, collectives";
   m.attr("__version__") = CREW_VERSION;
   crew::python::bind_errors(m);
+  crew::python::bind_device(m);
   crew::python::bind_tensor(m);
   crew::python::bind_serialize(m);
   crew::python::bind_autograd(m);

@@ -15,7 +15,8 @@ namespace {
 
 // Paddle's to_tensor: Python floats become float32 (the default dtype), ints int64, bools
 // bool (uint8 here); NumPy arrays keep their dtype; a Tensor is copied.
-Tensor to_tensor(py::handle data, py::object dtype, py::object /*place*/, bool stop_gradient) {
+Tensor to_tensor(py::handle data, py::object dtype, py::object place, bool stop_gradient) {
+  const Place target = place_from_py(place);
   std::optional<DType> want;
   if (!dtype.is_none()) want = dtype_from_py(dtype);
   Tensor t;
@@ -30,6 +31,7 @@ Tensor to_tensor(py::handle data, py::object dtype, py::object /*place*/, bool s
     if (!want && array.dtype().kind() == 'f') want = DType::FLOAT32;
     t = tensor_from_numpy(array, want);
   }
+  if (t.place() != target) t = t.to(target);
   t.set_stop_gradient(stop_gradient);
   return t;
 }
@@ -49,6 +51,11 @@ void bind_tensor(py::module_& m) {
   py::class_<Tensor>(m, "Tensor")
       .def_property_readonly("shape", [](const Tensor& t) { return std::vector<int64_t>(t.shape()); })
       .def_property_readonly("dtype", &Tensor::dtype)
+      .def_property_readonly("place", &Tensor::place)
+      .def("cpu", &Tensor::cpu, "A copy in host memory, or this tensor when it is there already")
+      .def("cuda", [](const Tensor& t, py::object device_id) {
+             return t.to(CUDAPlace(device_id.is_none() ? 0 : device_id.cast<int>()));
+           }, py::arg("device_id") = py::none())
       .def_property_readonly("ndim", &Tensor::dim)
       .def_property_readonly("size", &Tensor::numel)
       .def("dim", &Tensor::dim)

@@ -85,6 +85,7 @@ Tensor tensor_from_numpy(const py::array& array, std::optional<DType> dtype) {
 
 py::array tensor_to_numpy(const Tensor& t) {
   if (!t.defined()) throw py::value_error("numpy(): the tensor is undefined");
+  if (!t.place().host_accessible()) return tensor_to_numpy(t.cpu());  // a copy, as Paddle's
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
   std::vector<py::ssize_t> strides(shape.size());
   py::ssize_t stride = static_cast<py::ssize_t>(dtype_size(t.dtype()));

@@ -144,6 +144,23 @@ class Layer:
         fn(self)
         return self
 
+    def to(self, device=None, dtype=None, blocking=None):
+        """Moves parameters and buffers to `device` ('cpu', 'gpu:0', a Place) and converts the
+        floating-point ones to `dtype`, in place (optimizers keep their references); gradients
+        are dropped. `blocking` is accepted for Paddle's signature: copies always complete."""
+        tensors = list(self.parameters()) + list(self.buffers())
+        if device is not None:
+            for t in tensors:
+                _C._move_tensor_(t, device)
+        if dtype is not None:
+            want = _C.dtype.__members__[dtype] if isinstance(dtype, str) else dtype
+            if want not in (_C.dtype.float32, _C.dtype.float64):
+                raise ValueError(f"Layer.to: dtype must be a floating-point type, got {dtype}")
+            for t in tensors:
+                if t.dtype in (_C.dtype.float32, _C.dtype.float64) and t.dtype != want:
+                    _C._convert_tensor_(t, want)
+        return self
+
     # ---- mode ----
     def train(self):
         for _, layer in self._walk("", True):
