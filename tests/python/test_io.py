@@ -106,6 +106,8 @@ def test_timeout_raises_on_time_while_getitem_hangs(num_workers):
         assert time.monotonic() - start < 10
     finally:
         gate.set()  # the abandoned worker returns and exits
+    with pytest.raises(ValueError, match="timeout must be >= 0"):
+        DataLoader(Squares(4), timeout=-1)
 
 
 def test_unsupported_samples_and_objects_are_type_errors():
