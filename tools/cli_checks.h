@@ -45,6 +45,18 @@ std::string allowed(T min, T max, bool min_exclusive) {
   return kind + " from " + to_text(min) + " to " + to_text(max);
 }
 
+// What --help shows after the type, in CLI11's words: INT:POSITIVE, INT:NONNEGATIVE, INT:[2 - 64].
+template <typename T>
+std::string help_text(T min, T max, bool min_exclusive) {
+  if (min == std::numeric_limits<T>::lowest() && max == std::numeric_limits<T>::max()) return "";
+  if (max == std::numeric_limits<T>::max()) {
+    if ((min_exclusive && min == 0) || (std::is_integral_v<T> && min == 1)) return "POSITIVE";
+    if (!min_exclusive && min == 0) return "NONNEGATIVE";
+    return (min_exclusive ? "> " : ">= ") + to_text(min);
+  }
+  return (min_exclusive ? "(" : "[") + to_text(min) + " - " + to_text(max) + "]";
+}
+
 // Parses text as T; false when it is not one (junk, a fraction for an integer, nan, inf, a
 // float beyond T's range). An integer beyond T's range parses, to be reported as out of range.
 template <typename T>
@@ -96,7 +108,7 @@ CLI::Validator range_validator(T min, T max, bool min_exclusive) {
         }
         return "";
       },
-      want);
+      help_text(min, max, min_exclusive));
 }
 
 }  // namespace detail
