@@ -151,8 +151,13 @@ TEST(DataLoader, BreakingOutStopsAndJoinsWorkers) {
 
 TEST(DataLoader, TimeoutWhenABatchTakesTooLong) {
   auto ds = std::make_shared<CountingDataset>(4, -1, /*sleep_ms=*/60);
-  DataLoader loader(ds, {.batch_size = 4, .num_workers = 1, .timeout = std::chrono::milliseconds(20)});
-  EXPECT_THROW(loader.begin(), TimeoutError);
+  {
+    DataLoader loader(ds, {.batch_size = 4, .num_workers = 1, .timeout = std::chrono::milliseconds(20)});
+    EXPECT_THROW(loader.begin(), TimeoutError);
+  }
+  // The abandoned worker finishes its batch and lets go of the data set.
+  for (int i = 0; i < 500 && ds.use_count() > 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(ds.use_count(), 1);
 }
 
 // Dataset::get blocks until open() (or a 10 s safety limit, so a broken timeout fails the
