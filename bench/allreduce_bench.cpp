@@ -20,6 +20,7 @@
 #include "crew/core/env.h"
 #include "crew/distributed/distributed.h"
 #include "tests/testing/net.h"
+#include "tools/cli_checks.h"
 
 namespace dist = crew::dist;
 using Clock = std::chrono::steady_clock;
@@ -161,18 +162,21 @@ int main(int argc, char** argv) {
   BenchOptions opt;
   CLI::App app{"crew all_reduce / barrier / all_gather_object benchmark"};
   app.add_option("--nproc", opt.nproc, "ranks to fork when not started by a launcher")
-      ->check(CLI::Range(2, 64));
+      ->check(crew::cli::in_range(opt.nproc, 2, 64));
   app.add_option("--backend", opt.backend, "gloo, shm or auto");
   app.add_option("--min-bytes", opt.min_bytes, "smallest message")
-      ->check(CLI::Range(int64_t{4}, int64_t{1} << 34));
+      ->check(crew::cli::in_range(opt.min_bytes, int64_t{4}, int64_t{1} << 34));
   app.add_option("--max-bytes", opt.max_bytes, "largest message")
-      ->check(CLI::Range(int64_t{4}, int64_t{1} << 34));
-  app.add_option("--step", opt.step, "size multiplier between rows")->check(CLI::Range(2, 1024));
-  app.add_option("--max-iters", opt.max_iters, "iterations per size (at most)")->check(CLI::Range(1, 100000));
-  app.add_option("--latency-iters", opt.latency_iters, "barrier iterations")->check(CLI::Range(2, 100000));
+      ->check(crew::cli::in_range(opt.max_bytes, int64_t{4}, int64_t{1} << 34));
+  app.add_option("--step", opt.step, "size multiplier between rows")
+      ->check(crew::cli::in_range(opt.step, 2, 1024));
+  app.add_option("--max-iters", opt.max_iters, "iterations per size (at most)")
+      ->check(crew::cli::in_range(opt.max_iters, 1, 100000));
+  app.add_option("--latency-iters", opt.latency_iters, "barrier iterations")
+      ->check(crew::cli::in_range(opt.latency_iters, 2, 100000));
   app.add_option("--timeout", opt.timeout_s, "seconds for the whole run and each collective")
-      ->check(CLI::Range(1, 86400));
-  CLI11_PARSE(app, argc, argv);
+      ->check(crew::cli::in_range(opt.timeout_s, 1, 86400));
+  if (auto rc = crew::cli::parse(app, argc, argv, "allreduce_bench")) return *rc;
   opt.min_bytes = opt.min_bytes / 4 * 4;
   if (crew::env::get("CREW_RANK") || crew::env::get("PADDLE_TRAINER_ID") || crew::env::get("RANK")) {
     try {

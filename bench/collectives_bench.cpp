@@ -34,6 +34,7 @@
 #include "crew/distributed/process_group/wait_at_once.h"
 #include "tests/distributed/shm_harness.h"
 #include "tests/testing/store_ptr.h"
+#include "tools/cli_checks.h"
 
 namespace dist = crew::dist;
 using crew::DType;
@@ -271,29 +272,35 @@ int main(int argc, char** argv) {
   BenchOptions opt;
   CLI::App app{"crew collectives benchmark (nccl-tests style), backends side by side"};
   app.add_option("--nprocs", opt.nprocs,
-                 "fork this many ranks on this host (0: take them from the environment)");
+                 "fork this many ranks on this host (0: take them from the environment)")
+      ->check(crew::cli::at_least(opt.nprocs, 0));
   app.add_option("--backend", opt.backends, "backends, comma separated (shm, gloo, hier)")->delimiter(',');
   app.add_option("--hosts", opt.hosts,
                  "with --nprocs: simulate this many hosts (for hier), ranks split evenly")
-      ->check(CLI::NonNegativeNumber);
+      ->check(crew::cli::at_least(opt.hosts, 0));
   app.add_option("--op", opt.ops, "ops: all_reduce, broadcast, reduce, all_gather, reduce_scatter, alltoall")
       ->delimiter(',');
   app.add_option("--sizes", opt.sizes, "min:max bytes, with K/M/G suffixes");
-  app.add_option("--factor", opt.factor, "size multiplier between rows");
-  app.add_option("--runs", opt.runs, "timed runs per size")->check(CLI::PositiveNumber);
+  app.add_option("--factor", opt.factor, "size multiplier between rows")
+      ->check(crew::cli::at_least(opt.factor, 2));
+  app.add_option("--runs", opt.runs, "timed runs per size")->check(crew::cli::above(opt.runs, 0));
   app.add_option("--run-bytes", opt.run_bytes, "bytes moved per run (sets the iterations)");
-  app.add_option("--max-iters", opt.max_iters, "most iterations per run")->check(CLI::PositiveNumber);
-  app.add_option("--latency-iters", opt.latency_iters, "barriers per run")->check(CLI::PositiveNumber);
+  app.add_option("--max-iters", opt.max_iters, "most iterations per run")
+      ->check(crew::cli::above(opt.max_iters, 0));
+  app.add_option("--latency-iters", opt.latency_iters, "barriers per run")
+      ->check(crew::cli::above(opt.latency_iters, 0));
   app.add_option("--dtype", opt.dtype, "float32, float64, int32, int64, uint8");
   app.add_option("--debug", opt.debug,
                  "none (the backend's group), off (DebugProcessGroup), detail (DETAIL check)");
-  app.add_option("--timeout", opt.timeout_s, "seconds, per collective and for the whole forked run");
+  app.add_option("--timeout", opt.timeout_s, "seconds, per collective and for the whole forked run")
+      ->check(crew::cli::above(opt.timeout_s, 0));
   app.add_option("--buffer", opt.buffer,
                  "all_reduce: plain tensors, or group: from ProcessGroup::allocate_buffer (shm: in place)")
       ->check(CLI::IsMember({"plain", "group"}));
-  app.add_option("--issue", opt.issue,
-                 "at_once: ops issued as synchronous collectives are (no worker wake-up); wake: as async ops");
-  CLI11_PARSE(app, argc, argv);
+  app.add_option(
+      "--issue", opt.issue,
+      "at_once: ops issued as synchronous collectives are (no worker wake-up); wake: as async ops");
+  if (auto rc = crew::cli::parse(app, argc, argv, "collectives_bench")) return *rc;
   try {
     if (opt.nprocs > 0) {
       auto results = crew::testing::shm::run_ranks(

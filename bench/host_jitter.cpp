@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "tools/cli_checks.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -88,9 +90,9 @@ int main(int argc, char** argv) {
   CLI::App app{"Time identical register-only work chunks on each CPU, alone and all at once"};
   double chunk_ms = 5;
   int chunks = 900;
-  app.add_option("--chunk-ms", chunk_ms, "target length of one chunk")->check(CLI::PositiveNumber);
-  app.add_option("--chunks", chunks, "chunks per CPU")->check(CLI::PositiveNumber);
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--chunk-ms", chunk_ms, "target length of one chunk")->check(crew::cli::above(chunk_ms, 0));
+  app.add_option("--chunks", chunks, "chunks per CPU")->check(crew::cli::above(chunks, 0));
+  if (auto rc = crew::cli::parse(app, argc, argv, "host_jitter")) return *rc;
 
   const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   float sink = 0;

@@ -25,6 +25,7 @@
 #include "crew/distributed/collective/collective.h"
 #include "crew/distributed/parallel/parallel.h"
 #include "crew/tensor/tensor.h"
+#include "tools/cli_checks.h"
 
 namespace {
 
@@ -98,8 +99,8 @@ int main(int argc, char** argv) {
   std::vector<int> workers = {2, 4};
   int reps = 10;
   app.add_option("--workers", workers, "worker counts")->delimiter(',');
-  app.add_option("--reps", reps, "runs per worker count");
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--reps", reps, "runs per worker count")->check(crew::cli::above(reps, 0));
+  if (auto rc = crew::cli::parse(app, argc, argv, "launch_bench")) return *rc;
   const std::string self = std::filesystem::canonical("/proc/self/exe").string();
   const std::string crew = std::filesystem::path(self).parent_path().string() + "/crew";
   char tmpl[] = "/tmp/crew_launch_bench_XXXXXX";

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "crew/io/io.h"
+#include "tools/cli_checks.h"
 
 namespace {
 
@@ -46,9 +47,10 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   CLI::App app{"crew DataLoader throughput on Fashion-MNIST"};
   app.add_option("--data-dir", g_data_dir, "Fashion-MNIST directory (default: the Debian package's)");
-  app.add_option("--batch-size", g_batch_size, "batch size")->check(CLI::PositiveNumber);
-  app.add_option("--max-batches", g_max_batches, "stop each pass after N batches (0: whole epoch)");
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--batch-size", g_batch_size, "batch size")->check(crew::cli::above(g_batch_size, 0));
+  app.add_option("--max-batches", g_max_batches, "stop each pass after N batches (0: whole epoch)")
+      ->check(crew::cli::at_least(g_max_batches, 0));
+  if (auto rc = crew::cli::parse(app, argc, argv, "loader_bench")) return *rc;
   try {
     std::cout << "Fashion-MNIST train: " << train_set()->size() << " images from " << train_set()->dir() << "\n";
   } catch (const crew::Error& e) {

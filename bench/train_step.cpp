@@ -22,6 +22,7 @@
 #include "crew/tensor/kernels/gemm.h"
 #include "crew/tensor/kernels/threading.h"
 #include "crew/tensor/random.h"
+#include "tools/cli_checks.h"
 
 namespace {
 
@@ -206,15 +207,15 @@ void run(const Options& opt, const Geometry& g, int threads) {
 int main(int argc, char** argv) {
   Options opt;
   CLI::App app{"crew training-step benchmark (seed CNN, forward + backward + Adam)"};
-  app.add_option("--batch", opt.batch, "batch size")->check(CLI::PositiveNumber);
-  app.add_option("--steps", opt.steps, "steps per timed repetition")->check(CLI::PositiveNumber);
-  app.add_option("--reps", opt.reps, "timed repetitions")->check(CLI::PositiveNumber);
-  app.add_option("--warmup", opt.warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
+  app.add_option("--batch", opt.batch, "batch size")->check(crew::cli::above(opt.batch, 0));
+  app.add_option("--steps", opt.steps, "steps per timed repetition")->check(crew::cli::above(opt.steps, 0));
+  app.add_option("--reps", opt.reps, "timed repetitions")->check(crew::cli::above(opt.reps, 0));
+  app.add_option("--warmup", opt.warmup, "untimed steps first")->check(crew::cli::at_least(opt.warmup, 0));
   app.add_option("--threads", opt.threads, "thread counts to run")->delimiter(',');
   app.add_option("--inputs", opt.inputs, "input geometries CxSxS")->delimiter(',');
   app.add_flag("!--no-gemm-ceiling", opt.gemm_ceiling,
                "skip timing oneDNN's sgemm at the step's shapes (the compute ceiling)");
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = crew::cli::parse(app, argc, argv, "train_step")) return *rc;
   try {
     for (const std::string& in : opt.inputs) {
       const Geometry g = parse_geometry(in);

@@ -7,14 +7,15 @@
 #include <iostream>
 
 #include "crew/distributed/distributed.h"
+#include "tools/cli_checks.h"
 
 namespace dist = crew::dist;
 
 int main(int argc, char** argv) {
   int gpu_id = 3;
   CLI::App app{"Prints is_initialized() before and after init_parallel_env on one rank"};
-  app.add_option("gpu_id", gpu_id, "the rank that prints (default 3)");
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("gpu_id", gpu_id, "the rank that prints (default 3)")->check(crew::cli::at_least(gpu_id, 0));
+  if (auto rc = crew::cli::parse(app, argc, argv, "is_initialized")) return *rc;
   try {
     auto report = [&] {
       if (gpu_id == dist::get_rank()) {

@@ -10,6 +10,7 @@
 #include "crew/distributed/collective/object_collectives.h"
 #include "crew/distributed/parallel/parallel.h"
 #include "crew/distributed/spawn/spawn.h"
+#include "tools/cli_checks.h"
 
 namespace dist = crew::dist;
 
@@ -32,9 +33,10 @@ void train() {
 int main(int argc, char** argv) {
   CLI::App app{"dist.spawn demo: every process prints the gathered objects"};
   dist::SpawnOptions options;
-  app.add_option("--nprocs", options.nprocs, "processes (-1: one per CPU core, as Paddle)");
+  app.add_option("--nprocs", options.nprocs, "processes (-1: one per CPU core, as Paddle)")
+      ->check(crew::cli::at_least(options.nprocs, -1));
   app.add_option("--devices,--gpus", options.devices, "device ids, e.g. 1,3");
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = crew::cli::parse(app, argc, argv, "spawn_all_gather")) return *rc;
   try {
     dist::spawn(train, options);
   } catch (const crew::Error& e) {

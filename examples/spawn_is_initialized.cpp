@@ -10,6 +10,7 @@
 
 #include "crew/distributed/parallel/parallel.h"
 #include "crew/distributed/spawn/spawn.h"
+#include "tools/cli_checks.h"
 
 namespace dist = crew::dist;
 
@@ -30,9 +31,11 @@ int main(int argc, char** argv) {
   dist::SpawnOptions options;
   options.nprocs = 4;
   int id = 3;
-  app.add_option("--nprocs", options.nprocs, "processes (default 4; -1: one per CPU core)");
-  app.add_option("--id", id, "the rank that prints (the seed's args=(3,))");
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--nprocs", options.nprocs, "processes (default 4; -1: one per CPU core)")
+      ->check(crew::cli::at_least(options.nprocs, -1));
+  app.add_option("--id", id, "the rank that prints (the seed's args=(3,))")
+      ->check(crew::cli::at_least(id, 0));
+  if (auto rc = crew::cli::parse(app, argc, argv, "spawn_is_initialized")) return *rc;
   try {
     dist::spawn(train, id, options);
   } catch (const crew::Error& e) {

@@ -57,6 +57,7 @@
 #include "examples/train_cnn_checkpoint.h"
 #include "examples/trainer/flags.h"
 #include "examples/trainer/metrics.h"
+#include "tools/cli_checks.h"
 
 namespace {
 
@@ -457,13 +458,16 @@ bool check_output_paths(const TrainOptions& o) {
 int main(int argc, char** argv) {
   TrainOptions o;
   CLI::App app{"Train the seed's CNN (MyNet) with Adam on Fashion-MNIST or CIFAR-10"};
-  app.add_option("--epochs", o.epochs, "epochs")->check(CLI::NonNegativeNumber);
-  app.add_option("--batch-size", o.batch_size, "batch size")->check(CLI::PositiveNumber);
-  app.add_option("--lr", o.lr, "Adam learning rate")->check(CLI::PositiveNumber);
-  app.add_option("--num-workers", o.num_workers, "DataLoader worker threads")->check(CLI::NonNegativeNumber);
-  app.add_option("--seed", o.seed, "random seed (weights, augmentation)");
+  app.add_option("--epochs", o.epochs, "epochs")->check(crew::cli::at_least(o.epochs, 0));
+  app.add_option("--batch-size", o.batch_size, "batch size")->check(crew::cli::above(o.batch_size, 0));
+  app.add_option("--lr", o.lr, "Adam learning rate")->check(crew::cli::above(o.lr, 0));
+  app.add_option("--num-workers", o.num_workers, "DataLoader worker threads")
+      ->check(crew::cli::at_least(o.num_workers, 0));
+  app.add_option("--seed", o.seed, "random seed (weights, augmentation)")
+      ->check(crew::cli::any_value(o.seed));
   app.add_option("--max-steps", o.max_steps,
-                 "stop after N training steps in this run (with --checkpoint-dir: in all runs; 0: no limit)");
+                 "stop after N training steps in this run (with --checkpoint-dir: in all runs; 0: no limit)")
+      ->check(crew::cli::at_least(o.max_steps, 0));
   app.add_flag("--no-shuffle", o.no_shuffle, "keep the data set order");
   app.add_option("--dataset", o.dataset, "fashion-mnist, mnist or cifar10")
       ->check(CLI::IsMember({"fashion-mnist", "mnist", "cifar10"}));
@@ -472,20 +476,22 @@ int main(int argc, char** argv) {
   app.add_option("--save", o.save, "checkpoint directory (written after each epoch and at the end)");
   app.add_option("--resume", o.resume, "continue from a --save directory");
   app.add_option("--metrics", o.metrics, "append JSON lines (one per step, one per epoch) to FILE");
-  app.add_option("--test-samples", o.test_samples, "evaluate on the first N test images (0: all)");
-  app.add_option("--threads", o.threads, "compute threads (0: CREW_NUM_THREADS or all cores)");
+  app.add_option("--test-samples", o.test_samples, "evaluate on the first N test images (0: all)")
+      ->check(crew::cli::at_least(o.test_samples, 0));
+  app.add_option("--threads", o.threads, "compute threads (0: CREW_NUM_THREADS or all cores)")
+      ->check(crew::cli::at_least(o.threads, 0));
   app.add_option("--comm-buffer-size", o.comm_buffer_mb,
                  "DataParallel bucket cap in MiB (Paddle's comm_buffer_size)")
-      ->check(CLI::PositiveNumber);
+      ->check(crew::cli::above(o.comm_buffer_mb, 0));
   app.add_option("--last-comm-buffer-size", o.last_comm_buffer_mb,
                  "DataParallel first bucket in MiB (Paddle's last_comm_buffer_size)")
-      ->check(CLI::PositiveNumber);
+      ->check(crew::cli::above(o.last_comm_buffer_mb, 0));
   app.add_option("--log-every", o.log_every, "print the loss line every N batches")
-      ->check(CLI::PositiveNumber);
+      ->check(crew::cli::above(o.log_every, 0));
   app.add_flag("--compare-single", o.compare_single,
                "after training, measure one process and print the speed-up");
   app.add_option("--compare-steps", o.compare_steps, "steps of the one-process measurement")
-      ->check(CLI::PositiveNumber);
+      ->check(crew::cli::above(o.compare_steps, 0));
   app.add_flag("--profile", o.profile,
                "print where a step's time goes (compute, communication wait, data wait)");
   auto* ckpt_dir =
@@ -493,19 +499,15 @@ int main(int argc, char** argv) {
                      "restartable checkpoints: resume from the newest complete one in DIR, write new ones");
   app.add_option("--checkpoint-every", o.checkpoint.every_steps,
                  "write a checkpoint after every N steps (and at the end; 0: only at the end)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(crew::cli::at_least(o.checkpoint.every_steps, 0));
   app.add_option("--checkpoint-keep", o.checkpoint.keep, "checkpoints kept in --checkpoint-dir")
-      ->check(CLI::PositiveNumber);
+      ->check(crew::cli::above(o.checkpoint.keep, 0));
   app.add_flag("--checkpoint-start-fresh", o.checkpoint.start_fresh,
                "when no checkpoint in --checkpoint-dir verifies, train from step 0 instead of stopping");
   // Two ways of checkpointing, one per run: --save/--resume per epoch, --checkpoint-dir per N steps.
   ckpt_dir->excludes("--resume");
   ckpt_dir->excludes("--save");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;  // --help: 0; every usage error: 2
-  }
+  if (auto rc = crew::cli::parse(app, argc, argv, "train_cnn")) return *rc;  // --help: 0; a usage error: 2
   if (!check_output_paths(o)) return 2;
   try {
     return run(o);

@@ -22,6 +22,7 @@
 #include "crew/nn/models/resnet.h"
 #include "crew/optim/adam.h"
 #include "examples/trainer/train_loop.h"
+#include "tools/cli_checks.h"
 
 namespace {
 
@@ -79,14 +80,10 @@ int main(int argc, char** argv) {
   trainer::add_train_flags(app, f);
   app.add_option("--data-dir", r.data_dir, "CIFAR-10 binary archive (.tar.gz) or its directory");
   app.add_option("--synthetic", r.synthetic, "train on N random 3x32x32 images instead")
-      ->check(CLI::PositiveNumber);
+      ->check(crew::cli::above(r.synthetic, 0));
   app.add_flag("--augment", r.augment, "random crop (padding 4) and horizontal flip");
   app.add_flag("--sync-bn", r.sync_bn, "SyncBatchNorm: batch statistics over all ranks");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  if (auto rc = crew::cli::parse(app, argc, argv, "train_resnet")) return *rc;  // --help: 0; a usage error: 2
   if (!trainer::check_output_paths(f, "train_resnet")) return 2;
   try {
     return run(f, r);

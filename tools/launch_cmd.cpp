@@ -13,6 +13,7 @@
 #include "crew/launch/launch_log.h"
 #include "crew/launch/launcher.h"
 #include "crew/launch/options.h"
+#include "tools/cli_checks.h"
 #include "tools/subcommand.h"
 
 namespace crew::tools {
@@ -49,8 +50,9 @@ void add_options(CLI::App& app, LaunchCommandLine& c) {
   opts["devices"] = app.add_option("--devices,--gpus", o.devices,
                                    "device ids, e.g. 0,1,2 (CPU slots without a GPU); default: all visible");
   opts["nproc_per_node"] = app.add_option("--nproc_per_node,--nproc-per-node", o.nproc_per_node,
-                                          "workers on this node (-1: one per device)");
-  opts["nnodes"] = app.add_option("--nnodes", o.nnodes, "number of nodes");
+                                          "workers on this node (-1: one per device)")
+                               ->check(cli::at_least(o.nproc_per_node, -1));
+  opts["nnodes"] = app.add_option("--nnodes", o.nnodes, "number of nodes")->check(cli::at_least(o.nnodes, 1));
   opts["master"] = app.add_option(
       "--master", o.master,
       "HOST:PORT where node 0's launcher serves the job's store (default: 127.0.0.1, a port the OS picks)");
@@ -61,7 +63,8 @@ void add_options(CLI::App& app, LaunchCommandLine& c) {
       app.add_option("--master-port,--master_port", c.master_port,
                      "torchrun's form of --master's PORT (default 29500 when --master-addr is given)");
   opts["rank"] = app.add_option("--rank,--node-rank,--node_rank", o.rank,
-                                "this node's rank (needed with --nnodes > 1; -1: 0 on one node)");
+                                "this node's rank (needed with --nnodes > 1; -1: 0 on one node)")
+                     ->check(cli::at_least(o.rank, -1));
   opts["host"] =
       app.add_option("--host", o.host,
                      "this node's address as other nodes reach it (default: the one routing to the master)");
@@ -74,7 +77,8 @@ void add_options(CLI::App& app, LaunchCommandLine& c) {
       "--log_ranks", c.log_ranks,
       "local ranks the console shows: '0', 'all' or a list such as '0,3' (prefixed when more than one)");
   opts["max_restart"] = app.add_option("--max_restart,--max-restarts,--max_restarts", o.max_restart,
-                                       "restarts of the whole job after a failure");
+                                       "restarts of the whole job after a failure")
+                            ->check(cli::at_least(o.max_restart, 0));
   opts["restart_backoff"] =
       app.add_option("--restart_backoff", c.restart_backoff, "pause before each restart (0 allowed)");
   opts["job_id"] = app.add_option("--job_id", o.job_id, "job name");

@@ -1,5 +1,6 @@
 #pragma once
 // An owned POSIX file descriptor, closed on destruction (sockets, files, pipes).
+#include <cstdint>
 #include <string>
 
 namespace crew {
@@ -32,5 +33,12 @@ class UniqueFd {
  private:
   int fd_ = -1;
 };
+
+// Opens path read-only and returns it only when it is a regular file: the open never blocks
+// (O_NONBLOCK, cleared again once the file is known to be regular), so a FIFO, a device, a
+// socket or a directory is a ValueError "<op>: '<path>' is a FIFO, not a regular file" at
+// once instead of a read that waits forever for a writer. A missing or unreadable file is an
+// IOError with strerror. *size_bytes (when given) receives the file's size.
+UniqueFd open_regular_file(const std::string& path, const std::string& op, uint64_t* size_bytes = nullptr);
 
 }  // namespace crew

@@ -14,7 +14,9 @@
 // no effect. At most prefetch_factor * num_workers batches are in flight; the output
 // order is the batch sampler's, whatever num_workers is. An exception while loading
 // reaches the loop as crew::Error "DataLoader worker <w>: sample <i>: <message>".
-// Leaving the loop early (break, exception) stops and joins the workers.
+// Leaving the loop early (break, exception) stops and joins the workers. With a timeout, a
+// batch not ready in time is a TimeoutError on time even while Dataset::get hangs: the stuck
+// worker is abandoned (it owns the pass's state and exits when get() returns).
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -36,7 +38,9 @@ struct DataLoaderOptions {
   int prefetch_factor = 2;     // batches in flight per worker
   CollateFn collate_fn;        // null: default_collate (stack every field on a new axis 0)
   bool use_shared_memory = true;  // accepted for Paddle compatibility (workers share memory anyway)
-  std::chrono::milliseconds timeout{0};  // > 0: a batch not ready in time throws TimeoutError
+  // > 0: a batch not ready in time throws TimeoutError (with num_workers = 0, one helper
+  // thread loads so that the timeout holds); 0: wait as long as it takes.
+  std::chrono::milliseconds timeout{0};
   // Base of the per-sample seeds of random transforms; unset: drawn from
   // crew::default_generator() at each pass (so crew::seed(s) reproduces a run).
   std::optional<uint64_t> seed;

@@ -39,7 +39,8 @@ void make_dirs(const std::string& path) {
     pos = path.find('/', pos + 1);
     partial = path.substr(0, pos);
     if (partial.empty()) continue;
-    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
+    // 0700: worker logs may hold secrets; a directory that exists keeps its mode.
+    if (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST) {
       CREW_THROW(IOError, errno_message("launch: cannot create log directory '" + partial + "'"));
     }
   }

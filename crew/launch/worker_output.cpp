@@ -35,6 +35,7 @@ WorkerOutput::WorkerOutput(std::string log_path, WorkerOutputOptions options)
   int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (options_.overwrite ? O_TRUNC : O_APPEND);
   log_fd_ = ::open(path_.c_str(), flags, 0600);  // a worker may print secrets
   if (log_fd_ < 0) CREW_THROW(IOError, errno_message("launch: cannot open worker log '" + path_ + "'"));
+  ::fchmod(log_fd_, 0600);  // a log left by an older launcher (or a restart's append) may be 0644
   write_all(log_fd_, options_.header.data(), options_.header.size());
   struct stat st {};
   if (::fstat(log_fd_, &st) == 0) start_offset_ = st.st_size;

@@ -1,6 +1,7 @@
 #include "crew/tensor/checkpoint_dir.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -58,6 +59,32 @@ void remove_tree(const fs::path& path, const std::string& op) {
   std::error_code ec;
   fs::remove_all(path, ec);
   if (ec) throw IOError(str_cat(op, ": remove '", path.string(), "': ", ec.message()));
+}
+
+// Removes a temporary directory on scope exit unless disarmed: a write that fails (a full
+// disk) leaves nothing behind, so retries on a full disk do not eat more space.
+struct TempDirGuard {
+  fs::path path;
+  bool armed = true;
+  ~TempDirGuard() {
+    if (!armed) return;
+    std::error_code ec;
+    fs::remove_all(path, ec);
+    if (ec) {
+      CREW_LOG(WARNING) << "write_checkpoint: cannot remove '" << path.string() << "': " << ec.message();
+    }
+  }
+};
+
+// Creates dir (and missing parents) when missing; a directory created here is 0700, so the
+// checkpoints are not readable by other users. An existing directory keeps its mode.
+void create_private_directory(const std::string& dir, const std::string& op) {
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) return;
+  fs::create_directories(dir, ec);
+  if (ec) throw IOError(str_cat(op, ": create directory: ", ec.message()));
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+  if (ec) throw IOError(str_cat(op, ": chmod 0700 '", dir, "': ", ec.message()));
 }
 
 std::string join(const std::vector<std::string>& names) {
@@ -138,14 +165,14 @@ std::string write_checkpoint(const std::string& dir, int64_t step,
     names.push_back(name);
   }
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw IOError(str_cat(op, ": create directory: ", ec.message()));
+  create_private_directory(dir, op);
 
   const std::string final_name = checkpoint_dir_name(step);
   const fs::path tmp = fs::path(dir) / str_cat(kTmpPrefix, final_name, "-", ::getpid());
   remove_tree(tmp, op);
-  fs::create_directory(tmp, ec);
-  if (ec) throw IOError(str_cat(op, ": create '", tmp.string(), "': ", ec.message()));
+  if (::mkdir(tmp.c_str(), 0700) != 0)
+    throw IOError(errno_message(str_cat(op, ": create '", tmp.string(), "'")));
+  TempDirGuard guard{tmp};
   for (const auto& [name, sd] : parts) save(sd, (tmp / (name + ".safetensors")).string());
 
   std::map<std::string, std::string> manifest{{kStepKey, std::to_string(step)}, {kPartsKey, join(names)}};
@@ -153,6 +180,12 @@ std::string write_checkpoint(const std::string& dir, int64_t step,
   StateDict manifest_sd;
   manifest_sd.insert("step", Tensor::scalar(static_cast<double>(step), DType::INT64));
   save(manifest_sd, (tmp / kManifest).string(), manifest);  // last: its presence means complete
+  for (const auto& entry : fs::directory_iterator(tmp)) {
+    // save() creates files 0644 (less the umask); a checkpoint is the owner's only.
+    if (::chmod(entry.path().c_str(), 0600) != 0) {
+      throw IOError(errno_message(str_cat(op, ": chmod 0600 '", entry.path().string(), "'")));
+    }
+  }
   fsync_dir(tmp.string(), op);
 
   const fs::path target = fs::path(dir) / final_name;
@@ -167,6 +200,7 @@ std::string write_checkpoint(const std::string& dir, int64_t step,
   fs::rename(tmp, target, ec);
   if (ec)
     throw IOError(str_cat(op, ": rename '", tmp.string(), "' to '", target.string(), "': ", ec.message()));
+  guard.armed = false;
   fsync_dir(dir, op);
   prune(dir, step, options.keep, op);
   return target.string();

@@ -64,13 +64,7 @@ Source memory_source(const uint8_t* data, size_t size, const std::string& what) 
 }
 
 detail::UniqueFd open_for_read(const std::string& path, uint64_t* file_size) {
-  detail::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) throw IOError(errno_message(str_cat("load: cannot open '", path, "'")));
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) throw IOError(errno_message(str_cat("load: stat '", path, "'")));
-  CREW_CHECK_T(IOError, S_ISREG(st.st_mode), "load: '", path, "' is not a regular file");
-  *file_size = static_cast<uint64_t>(st.st_size);
-  return fd;
+  return open_regular_file(path, "load", file_size);
 }
 
 std::map<std::string, std::string> parse_metadata(const json::Value& v, const std::string& path) {

@@ -16,7 +16,8 @@
 // over the target and fsyncs the directory, so a crash leaves the old file or the new one.
 // Errors name the file (and the tensor): IOError for OS failures (missing file, permission),
 // ValueError for malformed content (truncated file, bad JSON, unknown dtype, offsets out of
-// range or overlapping, a byte span that does not match shape x dtype).
+// range or overlapping, a byte span that does not match shape x dtype) and for a path that
+// is not a regular file (a FIFO, device or directory: refused at once, never read).
 #include <cstddef>
 #include <cstdint>
 #include <map>

@@ -11,14 +11,18 @@
 namespace trainer {
 
 void add_train_flags(CLI::App& app, TrainFlags& f) {
-  app.add_option("--epochs", f.epochs, "epochs")->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--batch-size", f.batch_size, "batch size per rank")
-      ->check(CLI::PositiveNumber)
+  app.add_option("--epochs", f.epochs, "epochs")
+      ->check(crew::cli::at_least(f.epochs, 0))
       ->capture_default_str();
-  app.add_option("--lr", f.lr, "learning rate")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--seed", f.seed, "random seed (weights, shuffles, augmentation)");
+  app.add_option("--batch-size", f.batch_size, "batch size per rank")
+      ->check(crew::cli::above(f.batch_size, 0))
+      ->capture_default_str();
+  app.add_option("--lr", f.lr, "learning rate")->check(crew::cli::above(f.lr, 0))->capture_default_str();
+  app.add_option("--seed", f.seed, "random seed (weights, shuffles, augmentation)")
+      ->check(crew::cli::any_value(f.seed));
   app.add_option("--max-steps", f.max_steps,
-                 "stop after N steps in this run (with --checkpoint-dir: in all runs; 0: no limit)");
+                 "stop after N steps in this run (with --checkpoint-dir: in all runs; 0: no limit)")
+      ->check(crew::cli::at_least(f.max_steps, 0));
   app.add_flag("--no-shuffle", f.no_shuffle, "keep the data set order (step s takes samples sB..sB+B-1)");
   app.add_option("--init", f.init, "initial weights (safetensors, keys as in state_dict())");
   app.add_option("--metrics", f.metrics, "append JSON lines (per step, per epoch, done) to FILE");
@@ -29,19 +33,23 @@ void add_train_flags(CLI::App& app, TrainFlags& f) {
                  "restartable checkpoints: resume from the newest complete one in DIR, write new ones");
   app.add_option("--checkpoint-every", f.checkpoint.every_steps,
                  "checkpoint after every N steps (and at the end)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--checkpoint-keep", f.checkpoint.keep, "checkpoints kept")->check(CLI::PositiveNumber);
-  app.add_option("--num-workers", f.num_workers, "DataLoader worker threads")->check(CLI::NonNegativeNumber);
-  app.add_option("--threads", f.threads, "compute threads (0: CREW_NUM_THREADS or all cores)");
+      ->check(crew::cli::at_least(f.checkpoint.every_steps, 0));
+  app.add_option("--checkpoint-keep", f.checkpoint.keep, "checkpoints kept")
+      ->check(crew::cli::above(f.checkpoint.keep, 0));
+  app.add_option("--num-workers", f.num_workers, "DataLoader worker threads")
+      ->check(crew::cli::at_least(f.num_workers, 0));
+  app.add_option("--threads", f.threads, "compute threads (0: CREW_NUM_THREADS or all cores)")
+      ->check(crew::cli::at_least(f.threads, 0));
   app.add_option("--lr-schedule", f.lr_schedule, "constant, or cosine (after --warmup-steps linear warm-up)")
       ->check(CLI::IsMember({"constant", "cosine"}));
   app.add_option("--warmup-steps", f.warmup_steps, "linear warm-up steps from 0 to --lr")
-      ->check(CLI::NonNegativeNumber);
+      ->check(crew::cli::at_least(f.warmup_steps, 0));
   app.add_option("--comm-buffer-size", f.comm_buffer_mb, "DataParallel bucket cap in MiB")
-      ->check(CLI::PositiveNumber);
+      ->check(crew::cli::above(f.comm_buffer_mb, 0));
   app.add_option("--last-comm-buffer-size", f.last_comm_buffer_mb, "DataParallel first bucket in MiB")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--log-every", f.log_every, "print the loss line every N steps")->check(CLI::PositiveNumber);
+      ->check(crew::cli::above(f.last_comm_buffer_mb, 0));
+  app.add_option("--log-every", f.log_every, "print the loss line every N steps")
+      ->check(crew::cli::above(f.log_every, 0));
 }
 
 std::string directory_problem(const std::string& dir) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "examples/train_cnn_checkpoint.h"
+#include "tools/cli_checks.h"
 
 namespace trainer {
 

@@ -5,6 +5,8 @@
 // batch is awaited, so workers calling Python can run.
 #include <pybind11/stl.h>
 
+#include <cmath>
+
 #include "bindings.h"
 #include "crew/core/check.h"
 #include "crew/io/io.h"
@@ -116,7 +118,9 @@ PyLoader make_loader(py::object dataset, py::object batch_sampler, int64_t batch
   o.num_workers = num_workers;
   o.prefetch_factor = prefetch_factor;
   o.use_shared_memory = use_shared_memory;
-  o.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout * 1000.0));
+  CREW_CHECK(timeout >= 0 && timeout < 1e9, "DataLoader: timeout must be >= 0 seconds (0: no timeout), got ", timeout);
+  // Rounded up: a small positive timeout must not become 0, which means none.
+  o.timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(timeout * 1000.0)));
   o.collate_fn = collate_from_py(collate_fn);
   std::shared_ptr<const io::Dataset> ds = dataset_from_py(dataset);
   PyLoader out;

@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "crew/io/distributed_batch_sampler.h"
@@ -149,8 +151,72 @@ TEST(DataLoader, BreakingOutStopsAndJoinsWorkers) {
 
 TEST(DataLoader, TimeoutWhenABatchTakesTooLong) {
   auto ds = std::make_shared<CountingDataset>(4, -1, /*sleep_ms=*/60);
-  DataLoader loader(ds, {.batch_size = 4, .num_workers = 1, .timeout = std::chrono::milliseconds(20)});
-  EXPECT_THROW(loader.begin(), TimeoutError);
+  {
+    DataLoader loader(ds, {.batch_size = 4, .num_workers = 1, .timeout = std::chrono::milliseconds(20)});
+    EXPECT_THROW(loader.begin(), TimeoutError);
+  }
+  // The abandoned worker finishes its batch and lets go of the data set.
+  for (int i = 0; i < 500 && ds.use_count() > 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(ds.use_count(), 1);
+}
+
+// Dataset::get blocks until open() (or a 10 s safety limit, so a broken timeout fails the
+// test rather than stalling it); counts the calls that returned.
+class GateDataset : public Dataset {
+ public:
+  int64_t size() const override { return 8; }
+  Sample get(int64_t i) const override {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::seconds(10), [&] { return open_; });
+    }
+    ++returned;
+    return {Tensor::scalar(static_cast<double>(i))};
+  }
+  void open() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  mutable std::atomic<int> returned{0};
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  bool open_ = false;
+};
+
+// A hung Dataset::get used to delay the TimeoutError until it returned (forever for a real
+// hang): the wait timed out, then the iterator joined the hung worker. Now the worker is
+// abandoned and the error comes on time, naming the batch and the sample; with
+// num_workers = 0 a helper thread loads so that the timeout holds there too.
+TEST(DataLoader, TimeoutRaisesOnTimeWhileDatasetGetHangs) {
+  for (int workers : {0, 2}) {
+    auto ds = std::make_shared<GateDataset>();
+    const auto start = std::chrono::steady_clock::now();
+    {
+      DataLoader loader(ds,
+                        {.batch_size = 2, .num_workers = workers, .timeout = std::chrono::milliseconds(300)});
+      try {
+        auto it = loader.begin();
+        ADD_FAILURE() << "no TimeoutError";
+      } catch (const TimeoutError& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("batch 0 of the pass not ready within the 300 ms timeout"), std::string::npos)
+            << msg;
+        EXPECT_NE(msg.find("has been in Dataset::get(0)"), std::string::npos) << msg;
+      }
+    }  // the loader is gone too
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(waited, 5.0) << "num_workers=" << workers << ": the timeout waited for the hung get()";
+    // The abandoned workers finish once get() returns, with the data set still alive.
+    ds->open();
+    for (int i = 0; i < 500 && ds.use_count() > 1; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_EQ(ds.use_count(), 1) << "an abandoned worker still holds the data set";
+  }
 }
 
 TEST(DataLoader, CustomCollateAndBadOptions) {

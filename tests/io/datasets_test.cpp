@@ -1,5 +1,6 @@
 // MNIST / FashionMNIST / Cifar10 on tiny files in the real formats, good and broken.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -234,6 +235,43 @@ TEST(FileBytes, GunzipConcatenatedMembers) {
   Bytes gzb = testing::gzip_bytes(b);
   gz.insert(gz.end(), gzb.begin(), gzb.end());
   EXPECT_EQ(gunzip(gz, "test"), (Bytes{1, 2, 3, 4, 5}));
+}
+
+TEST(FileBytes, GunzipStopsAtTheLimit) {
+  Bytes gz = testing::gzip_bytes(Bytes(1000, 9));
+  EXPECT_EQ(gunzip(gz, "t", 1000).size(), 1000u);
+  expect_io_error([&] { gunzip(gz, "t.gz", 999, "because"); }, {"t.gz", "more than 999 bytes", "because"});
+  EXPECT_EQ(gunzip_prefix(gz, "t", 10), Bytes(10, 9));
+  EXPECT_EQ(gunzip_prefix(gz, "t", 5000).size(), 1000u);
+}
+
+// A gzip bomb: a header that declares 2 x 3 bytes, then 16 MiB of zeros (16 KiB compressed).
+// Inflating stops just past the declared 18 bytes instead of allocating all of it.
+TEST(Idx, GzipBombStopsAtTheSizeTheHeaderDeclares) {
+  TempDir dir;
+  const std::string path = dir.file("bomb-idx2-ubyte.gz");
+  testing::write_bytes(path, testing::gzip_bytes(testing::idx_bytes({2, 3}, Bytes(size_t{16} << 20, 0))));
+  expect_io_error(
+      [&] { read_idx_uint8(path, 2); },
+      {path, "more than 18 bytes", "the IDX header declares 6 data bytes after a 12-byte header"});
+  testing::write_bytes(path, testing::gzip_bytes(testing::idx_bytes({2, 3}, Bytes(6, 1))));
+  EXPECT_EQ(read_idx_uint8(path, 2).data, Bytes(6, 1));
+}
+
+// A FIFO (or a device) opened for reading used to block until a writer came; now it is
+// refused at once.
+TEST(FileBytes, FifoIsAValueErrorNotAHang) {
+  TempDir dir;
+  const std::string fifo = dir.file("t10k-images-idx3-ubyte");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    read_file_bytes(fifo);
+    ADD_FAILURE() << "no ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a FIFO, not a regular file"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(read_file_bytes(dir.path()), ValueError);
+  EXPECT_THROW(read_file_bytes("/dev/zero"), ValueError);
 }
 
 }  // namespace

@@ -88,7 +88,7 @@ TEST(LaunchCommandLine, HelpShowsDefaults) {
   TempDir dir;
   CrewRun r = run_crew(dir, {"launch", "--help"});
   EXPECT_EQ(r.code, 0) << r.output;
-  for (const char* text : {"PROGRAM [ARGS...]", "--max_restart", "INT=0", "--log_dir TEXT=log", "TEXT=5s"}) {
+  for (const char* text : {"PROGRAM [ARGS...]", "--max_restart", "INT:NONNEGATIVE=0", "--log_dir TEXT=log", "TEXT=5s"}) {
     EXPECT_TRUE(has(r.stdout_text, text)) << text << "\n" << r.stdout_text;
   }
 }

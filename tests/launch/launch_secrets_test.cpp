@@ -46,6 +46,24 @@ TEST(LaunchSecrets, EnvlogMasksTheTokenAndLogsArePrivate) {
   EXPECT_EQ(file_mode(dir.file("log/workerlog.0")), 0600u);
 }
 
+// The log directory the launcher creates is 0700 (parents it creates too); an existing
+// world-readable workerlog.N is made 0600 as envlog.N is.
+TEST(LaunchSecrets, LogDirectoryIsPrivateAndOldLogsAreMadePrivate) {
+  TempDir dir;
+  const std::string fresh = dir.file("runs/log");
+  CrewRun r = run_crew(dir, {"launch", "--nproc_per_node", "1", "--log_dir", fresh, "/bin/true"});
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(file_mode(dir.file("runs")), 0700u);
+  EXPECT_EQ(file_mode(fresh), 0700u);
+  EXPECT_EQ(file_mode(fresh + "/workerlog.0"), 0600u);
+  ASSERT_EQ(::chmod((fresh + "/workerlog.0").c_str(), 0644), 0);
+  ASSERT_EQ(::chmod((fresh + "/envlog.0").c_str(), 0644), 0);
+  r = run_crew(dir, {"launch", "--nproc_per_node", "1", "--log_dir", fresh, "/bin/true"});
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(file_mode(fresh + "/workerlog.0"), 0600u);
+  EXPECT_EQ(file_mode(fresh + "/envlog.0"), 0600u);
+}
+
 TEST(LaunchSecrets, TokenFileServesTwoNodes) {
   TempDir dir;
   const std::string token_file = write_token_file(dir, "token", std::string(kSecret) + "\n", 0600);

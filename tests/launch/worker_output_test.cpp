@@ -3,9 +3,11 @@
 #include "crew/launch/worker_output.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,21 @@ std::string run_shell(const TempDir& dir, const std::string& script, bool tty, b
   EXPECT_TRUE(out.at_eof());
   child.wait_for(std::chrono::seconds(20));
   return read_file(log);
+}
+
+// A worker log left 0644 by an older launcher stayed 0644 (only the envlog was re-chmodded):
+// opening it, to append or to overwrite, makes it 0600.
+TEST(WorkerOutput, AnExistingWorldReadableLogBecomesPrivate) {
+  TempDir dir;
+  const std::string log = dir.file("workerlog.0");
+  for (bool overwrite : {false, true}) {
+    { std::ofstream(log) << "old\n"; }
+    ASSERT_EQ(::chmod(log.c_str(), 0644), 0);
+    WorkerOutput out(log, {.overwrite = overwrite, .tty = false});
+    struct stat st {};
+    ASSERT_EQ(::stat(log.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << "overwrite=" << overwrite;
+  }
 }
 
 TEST(WorkerOutput, TtyWorkerSeesATerminalOnStdoutAndStderr) {

@@ -1,5 +1,6 @@
 """crew.io: Python data sets in C++ loader threads, samplers, DataLoader semantics."""
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -81,6 +82,32 @@ def test_an_error_in_getitem_names_the_sample_and_stops_the_workers():
     with pytest.raises(RuntimeError, match=r"sample 5: .*Bad.__getitem__\(5\).*cannot decode"):
         for _ in DataLoader(Bad(), batch_size=2, num_workers=2):
             pass
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_timeout_raises_on_time_while_getitem_hangs(num_workers):
+    # A hung __getitem__ used to delay the TimeoutError until it returned (never, for a real
+    # hang). The gate opens after 20 s at the latest, so a broken timeout fails, not stalls.
+    gate = threading.Event()
+
+    class Hangs(Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            gate.wait(20)
+            return i
+
+    start = time.monotonic()
+    try:
+        with pytest.raises(TimeoutError, match=r"batch 0 .*500 ms timeout.*Dataset::get\(0\)"):
+            for _ in DataLoader(Hangs(), batch_size=2, num_workers=num_workers, timeout=0.5):
+                pass
+        assert time.monotonic() - start < 10
+    finally:
+        gate.set()  # the abandoned worker returns and exits
+    with pytest.raises(ValueError, match="timeout must be >= 0"):
+        DataLoader(Squares(4), timeout=-1)
 
 
 def test_unsupported_samples_and_objects_are_type_errors():

@@ -1,5 +1,6 @@
 """crew.nn and crew.optimizer from Python: the seed's MyNet subclassed as in the seed."""
 import importlib.util
+import os
 import pathlib
 
 import numpy as np
@@ -134,3 +135,13 @@ def test_save_and_load_round_trip_model_and_optimizer(tmp_path):
         crew.save({"a": 1}, str(tmp_path / "bad.safetensors"))
     with pytest.raises(OSError):
         crew.load(str(tmp_path / "missing.safetensors"))
+
+
+def test_load_of_a_fifo_or_a_directory_is_a_value_error_at_once(tmp_path):
+    # Opening a FIFO used to wait for a writer before any check: crew.load hung forever.
+    fifo = tmp_path / "pipe.safetensors"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="is a FIFO, not a regular file"):
+        crew.load(str(fifo))
+    with pytest.raises(ValueError, match="is a directory, not a regular file"):
+        crew.load(str(tmp_path))

@@ -3,7 +3,12 @@
 #include "crew/tensor/checkpoint_dir.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 
@@ -111,6 +116,60 @@ TEST(CheckpointDir, ACrashBeforeTheRenameLeavesNoCompleteCheckpoint) {
   write_checkpoint(dir, 9, parts_of(9.0));  // prunes the leftover
   EXPECT_FALSE(fs::exists(fs::path(dir) / ".tmp-step-000000000008-1"));
   EXPECT_EQ(list_checkpoints(dir), (std::vector<int64_t>{9, 7}));
+}
+
+// A write that fails (here a file-size limit, as a full disk: write() fails with EFBIG) used
+// to leave its .tmp-step-* directory behind, so each retry on a full disk took more space.
+// The child process writes under RLIMIT_FSIZE; nothing of its attempt may remain.
+TEST(CheckpointDir, AFailedWriteLeavesNoTemporaryDirectory) {
+  testing::TempDir tmp;
+  const std::string dir = tmp.file("ckpt");
+  write_checkpoint(dir, 1, parts_of(1.0));
+  StateDict big;
+  big.insert("w", Tensor::zeros({1 << 16}));  // 256 KiB, over the 64 KiB limit
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim {
+      64 << 10, 64 << 10
+    };
+    ::setrlimit(RLIMIT_FSIZE, &lim);
+    try {
+      write_checkpoint(dir, 2, {{"model", big}});
+    } catch (const IOError&) {
+      ::_exit(0);
+    } catch (...) {
+      ::_exit(2);
+    }
+    ::_exit(1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child's write did not fail with IOError";
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename().string());
+  EXPECT_EQ(names, (std::vector<std::string>{checkpoint_dir_name(1)}));
+}
+
+// Checkpoints are the owner's: a directory write_checkpoint creates is 0700, each step
+// directory 0700 and each file 0600, whatever the umask.
+TEST(CheckpointDir, CheckpointsAreNotReadableByOthers) {
+  testing::TempDir tmp;
+  const std::string dir = tmp.file("ckpt");
+  const mode_t old_umask = ::umask(022);
+  write_checkpoint(dir, 3, parts_of(3.0));
+  ::umask(old_umask);
+  auto mode = [](const fs::path& p) {
+    struct stat st {};
+    EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+    return st.st_mode & 0777;
+  };
+  EXPECT_EQ(mode(dir), 0700u);
+  EXPECT_EQ(mode(fs::path(dir) / checkpoint_dir_name(3)), 0700u);
+  for (const auto& entry : fs::directory_iterator(fs::path(dir) / checkpoint_dir_name(3))) {
+    EXPECT_EQ(mode(entry.path()), 0600u) << entry.path();
+  }
 }
 
 TEST(CheckpointDir, RejectsBadArguments) {

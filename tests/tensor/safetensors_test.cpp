@@ -153,7 +153,17 @@ TEST_F(SafetensorsTest, MissingFileIsIOError) {
   std::string p = path("absent.safetensors");
   expect_error<IOError>(p, {p});
   EXPECT_THROW(load_metadata(p), IOError);
-  EXPECT_THROW(load(dir_.path()), IOError);  // a directory
+}
+
+// Opening a FIFO for reading used to wait for a writer before the regular-file check: load
+// hung forever. A FIFO, a device or a directory is now a ValueError at once.
+TEST_F(SafetensorsTest, FifoDeviceOrDirectoryIsAValueErrorAtOnce) {
+  std::string fifo = path("pipe.safetensors");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_error<ValueError>(fifo, {"load: '" + fifo + "' is a FIFO, not a regular file"});
+  EXPECT_THROW(load_metadata(fifo), ValueError);
+  expect_error<ValueError>(dir_.path(), {"is a directory, not a regular file"});
+  expect_error<ValueError>("/dev/null", {"'/dev/null' is a character device, not a regular file"});
 }
 
 TEST_F(SafetensorsTest, TruncatedFiles) {

@@ -96,7 +96,12 @@ Cifar10 Cifar10::from_arrays(std::vector<uint8_t> images, const std::vector<int6
 
 void Cifar10::read_archive(std::vector<uint8_t> raw, const std::string& archive) {
   const std::vector<std::string> names = batch_names(options_.mode);
-  std::vector<uint8_t> tar = is_gzip(raw) ? gunzip(raw, archive) : std::move(raw);
+  // The binary archive holds six 30,730,000-byte batches and two small text files (about
+  // 185 MB); a bound far above that stops a gzip bomb from asking for gigabytes.
+  constexpr size_t kMaxTarBytes = size_t{256} << 20;
+  std::vector<uint8_t> tar = is_gzip(raw) ? gunzip(raw, archive, kMaxTarBytes,
+                                                   "far more than the 185 MB of the CIFAR-10 binary archive")
+                                          : std::move(raw);
   std::vector<TarMember> members = list_tar(tar, archive);
   for (const auto& n : names) {
     const TarMember* found = nullptr;

@@ -17,7 +17,7 @@ struct IdxArray {
 // mismatch (magic, type, dim count, size) throws IOError naming `path` and the byte offset
 // (an offset into the decompressed data for .gz files).
 IdxArray parse_idx_uint8(const std::vector<uint8_t>& bytes, int expected_dims, const std::string& path);
-// read_maybe_gzip + parse_idx_uint8.
+// read_file_bytes (+ gunzip, bounded by the size the header declares) + parse_idx_uint8.
 IdxArray read_idx_uint8(const std::string& path, int expected_dims);
 
 }  // namespace crew::io
