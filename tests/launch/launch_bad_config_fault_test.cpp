@@ -66,7 +66,8 @@ TEST(LaunchBadConfigFault, ASingleNodeJobsStoreRefusesAClientWithoutTheToken) {
   const int port = std::stoi(w.substr(at, w.find(' ', at) - at));
   std::string refused = "(admitted)";
   try {
-    dist::TCPStore intruder("127.0.0.1", {.port = port, .timeout = seconds(5), .connect_timeout = seconds(5)});
+    dist::TCPStore intruder("127.0.0.1",
+                            {.port = port, .timeout = seconds(5), .connect_timeout = seconds(5)});
   } catch (const StoreError& e) {
     refused = e.what();
   }

@@ -127,8 +127,8 @@ TEST(StoreExhaustionFault, AClientThatNeverReadsRepliesIsNoLongerReadFrom) {
     requests.insert(requests.end(), f.begin(), f.end());
   }
   std::string error;
-  ASSERT_TRUE(net::send_all(raw.get(), requests.data(), requests.size(), std::chrono::steady_clock::now() + 5s,
-                            &error))
+  ASSERT_TRUE(net::send_all(raw.get(), requests.data(), requests.size(),
+                            std::chrono::steady_clock::now() + 5s, &error))
       << error;
   std::this_thread::sleep_for(1s);  // time to queue everything, as today's server did
   const size_t growth = rss_bytes() - std::min(before, rss_bytes());
@@ -142,7 +142,8 @@ TEST(StoreExhaustionFault, AClientThatNeverReadsRepliesIsNoLongerReadFrom) {
   ASSERT_TRUE(net::recv_all(raw.get(), header.data(), header.size(), deadline, &error)) << error;
   ASSERT_EQ(detail::decode_header(header.data()).code, static_cast<uint8_t>(detail::StoreStatus::OK));
   for (int i = 0; i < kGets; ++i) {
-    ASSERT_TRUE(net::recv_all(raw.get(), header.data(), header.size(), deadline, &error)) << i << ": " << error;
+    ASSERT_TRUE(net::recv_all(raw.get(), header.data(), header.size(), deadline, &error))
+        << i << ": " << error;
     const detail::FrameHeader h = detail::decode_header(header.data());
     ASSERT_EQ(h.code, static_cast<uint8_t>(detail::StoreStatus::OK)) << i;
     ASSERT_EQ(h.body_len, 4u + big.size()) << i;

@@ -24,8 +24,8 @@ size_t usable_max_clients(size_t wanted) {
   rlimit limit{};
   if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return wanted;
   const size_t fds = static_cast<size_t>(limit.rlim_cur);
-  const size_t room = fds > 2 * TCPStoreServerOptions::kReservedFds ? fds - TCPStoreServerOptions::kReservedFds
-                                                                    : fds / 2;
+  const size_t room =
+      fds > 2 * TCPStoreServerOptions::kReservedFds ? fds - TCPStoreServerOptions::kReservedFds : fds / 2;
   return std::min(wanted, std::max<size_t>(room, 1));
 }
 

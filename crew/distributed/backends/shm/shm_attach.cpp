@@ -123,7 +123,9 @@ std::string ShmComm::segment_prefix() const {
   return str_cat("/", shm_segment_prefix(), job_label(), "-", sanitize(group_, 32), "-");
 }
 
-std::string ShmComm::new_segment_name() const { return str_cat(segment_prefix(), ::getpid(), "-", random_token()); }
+std::string ShmComm::new_segment_name() const {
+  return str_cat(segment_prefix(), ::getpid(), "-", random_token());
+}
 
 void ShmComm::map_segment(Store& store, const std::string& prefix, const ShmOptions& shm) {
   const size_t bytes = geometry_.total_bytes();

@@ -99,8 +99,9 @@ ShmSegment ShmSegment::create(const std::string& name, size_t bytes, const std::
 void check_peer_segment(const std::string& name, const std::string& job_prefix) {
   const bool plain = name.find('/', 1) == std::string::npos && name.find("..") == std::string::npos;
   if (!plain || job_prefix.empty() || name.rfind(job_prefix, 0) != 0) {
-    CREW_THROW(CommError, "shm: refusing to map segment '", name, "' sent by a peer: not a name of this job (",
-               "expected one starting with '", job_prefix, "')");
+    CREW_THROW(CommError, "shm: refusing to map segment '", name,
+               "' sent by a peer: not a name of this job (", "expected one starting with '", job_prefix,
+               "')");
   }
 }
 

@@ -23,7 +23,8 @@ class ShmSegment {
   // Maps an existing segment whose name a peer sent; throws CommError when it is missing or
   // smaller than `bytes`, or is not this job's (see check_peer_segment), and
   // BackendUnavailableError when the mapping fails for lack of memory (or exceeds max_bytes).
-  static ShmSegment open(const std::string& name, size_t bytes, size_t max_bytes, const std::string& job_prefix);
+  static ShmSegment open(const std::string& name, size_t bytes, size_t max_bytes,
+                         const std::string& job_prefix);
 
   ShmSegment(ShmSegment&& other) noexcept;
   ShmSegment& operator=(ShmSegment&& other) noexcept;
