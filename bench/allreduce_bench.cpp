@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "crew/core/env.h"
+#include "crew/core/job_token.h"
 #include "crew/distributed/distributed.h"
 #include "tests/testing/net.h"
 #include "tools/cli_checks.h"
@@ -115,6 +116,7 @@ int run_rank(const BenchOptions& opt) {
 // Forks opt.nproc ranks of this program on 127.0.0.1 and waits (bounded) for them.
 int fork_ranks(const BenchOptions& opt) {
   const std::string master = "127.0.0.1:" + std::to_string(crew::testing::free_port());
+  const std::string token = crew::generate_job_token();  // rank 0's store admits only the ranks
   std::vector<pid_t> children;
   for (int r = 0; r < opt.nproc; ++r) {
     pid_t pid = ::fork();
@@ -122,6 +124,7 @@ int fork_ranks(const BenchOptions& opt) {
       ::setenv("CREW_RANK", std::to_string(r).c_str(), 1);
       ::setenv("CREW_WORLD_SIZE", std::to_string(opt.nproc).c_str(), 1);
       ::setenv("CREW_MASTER", master.c_str(), 1);
+      ::setenv("CREW_JOB_TOKEN", token.c_str(), 1);
       int code = 1;
       try {
         code = run_rank(opt);

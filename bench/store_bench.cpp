@@ -27,7 +27,7 @@ using crew::dist::TCPStoreServer;
 
 // One server for the whole program (its thread serves every benchmark's clients).
 TCPStoreServer& server() {
-  static TCPStoreServer s;
+  static TCPStoreServer s({.insecure = true});
   return s;
 }
 

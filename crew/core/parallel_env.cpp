@@ -8,6 +8,7 @@
 
 #include "crew/core/check.h"
 #include "crew/core/env.h"
+#include "crew/core/job_token.h"
 #include "crew/core/scheduler_master.h"
 #include "crew/core/spawn_process.h"
 
@@ -221,6 +222,9 @@ ParallelEnv ParallelEnv::from_env() {
   master_from_scheduler(&e);
   e.job_id = env::get_string("CREW_JOB_ID", env::get_string("PADDLE_JOB_ID", "default"));
   e.job_token = env::get_string("CREW_JOB_TOKEN", "");
+  if (auto file = env::get("CREW_JOB_TOKEN_FILE"); file && e.job_token.empty())
+    e.job_token = read_job_token_file(*file, "CREW_JOB_TOKEN_FILE");
+  e.insecure_store = env::get_bool("CREW_INSECURE_STORE", false);
   e.restart_count = int_var("CREW_RESTART_COUNT", 0);
   return e;
 }
@@ -246,6 +250,7 @@ std::vector<EnvVar> ParallelEnv::to_env() const {
       {"CREW_MASTER", master},
       {"CREW_JOB_ID", job_id},
       {"CREW_JOB_TOKEN", job_token},
+      {"CREW_INSECURE_STORE", insecure_store ? "1" : ""},
       {"CREW_RESTART_COUNT", std::to_string(restart_count)},
       {"PADDLE_TRAINER_ID", r},
       {"PADDLE_GLOBAL_RANK", r},

@@ -33,7 +33,9 @@ struct ParallelEnv {
   std::string master_addr;          // rendezvous store host ("" = unknown)
   int master_port = 0;              // rendezvous store port (0 = unknown)
   std::string job_id = "default";
-  std::string job_token;  // shared secret for the store ("" = none)
+  // The store's shared secret: CREW_JOB_TOKEN, else the contents of CREW_JOB_TOKEN_FILE.
+  std::string job_token;
+  bool insecure_store = false;  // CREW_INSECURE_STORE=1: rank 0 may host a store without a token
   int restart_count = 0;
   // Which launcher's variables gave rank and world size: crew, paddle, torchrun, mpi, slurm, default.
   std::string source = "default";

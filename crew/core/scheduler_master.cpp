@@ -37,6 +37,19 @@ int derived_port(const std::string& job_key) {
   return 20000 + static_cast<int>(h % 20000);
 }
 
+namespace {
+
+// Whether a Slurm step runs on one node: its node count (the step's, else the job's), else a
+// node list naming one plain host.
+bool slurm_step_on_one_node(const std::string& nodelist) {
+  for (const char* var : {"SLURM_STEP_NUM_NODES", "SLURM_NNODES", "SLURM_JOB_NUM_NODES"}) {
+    if (auto n = env::get(var)) return *n == "1";
+  }
+  return nodelist.find_first_of(",[") == std::string::npos;
+}
+
+}  // namespace
+
 void master_from_scheduler(ParallelEnv* e) {
   if (e->has_master()) return;
   if (e->source == "slurm") {
@@ -45,7 +58,8 @@ void master_from_scheduler(ParallelEnv* e) {
     if (!list) list = env::get("SLURM_NODELIST");
     auto job = env::get("SLURM_JOB_ID");
     if (!list || !job) return;
-    e->master_addr = first_slurm_host(*list);
+    // A one-node step meets on loopback: its store is then unreachable from other hosts.
+    e->master_addr = slurm_step_on_one_node(*list) ? "127.0.0.1" : first_slurm_host(*list);
     e->master_port = derived_port("slurm:" + *job + "." + env::get_string("SLURM_STEP_ID", "0"));
   } else if (e->source == "mpi") {
     const bool one_host = e->local_world_size == e->world_size;

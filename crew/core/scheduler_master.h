@@ -3,7 +3,8 @@
 // hosts the store; every rank derives the same endpoint from the scheduler's variables, so
 // `srun -n 2 bin/train_cnn` and `mpirun -np 3 bin/all_gather_object` need no MASTER_ADDR.
 //
-//   Slurm: the first host of SLURM_STEP_NODELIST (else SLURM_JOB_NODELIST), port
+//   Slurm: 127.0.0.1 when the step runs on one node (SLURM_STEP_NUM_NODES, else SLURM_NNODES,
+//          is 1), else the first host of SLURM_STEP_NODELIST (else SLURM_JOB_NODELIST); port
 //          derived from SLURM_JOB_ID and SLURM_STEP_ID.
 //   Open MPI: 127.0.0.1 when every rank runs on one host (local size == world size);
 //          across hosts there is no variable naming rank 0's host: set CREW_MASTER.

@@ -12,6 +12,7 @@
 #include <random>
 
 #include "crew/core/check.h"
+#include "crew/core/job_token.h"
 #include "crew/core/parallel_env.h"
 #include "crew/core/spawn_process.h"
 #include "crew/core/timer.h"
@@ -93,20 +94,8 @@ struct Job {
   std::unique_ptr<JobStore> store;
   std::unique_ptr<GroupReaper> reaper;
   std::string log_dir;
-  std::string token;  // the store's job token (generated on node 0 of a multi-node job)
+  std::string token;  // the store's job token (generated on node 0 when none is given)
 };
-
-// A fresh secret: 128 bits from the OS, as 32 hex digits.
-std::string generate_token() {
-  std::random_device rd;
-  static const char* kHex = "0123456789abcdef";
-  std::string hex;
-  for (int i = 0; i < 4; ++i) {
-    uint32_t v = rd();
-    for (int j = 0; j < 8; ++j) hex += kHex[(v >> (4 * j)) & 0xf];
-  }
-  return hex;
-}
 
 // This node's rank (--rank is -1 when not given, on one node).
 int node_rank_of(const LaunchOptions& o) { return std::max(0, o.rank); }
@@ -405,15 +394,17 @@ void choose_master(Job& job) {
   }
 }
 
-// The store of a multi-node job listens beyond this host: it admits only the job, so node 0
-// generates a token when none is given and the other nodes must have it.
+// Every job's store admits only the job: a single-node one against the host's other users,
+// a multi-node one against other hosts too. Node 0 generates the token when none is given
+// (workers get it as CREW_JOB_TOKEN); the other nodes of a multi-node job must be given it.
 void choose_token(Job& job) {
   const LaunchOptions& o = job.options;
-  if (o.nnodes == 1 || !job.token.empty()) return;
+  if (!job.token.empty()) return;
   CREW_CHECK(node_rank_of(o) == 0, "launch (node ", node_rank_of(o),
              "): a multi-node job's store requires the job token "
              "that node 0's launcher prints; pass --token TOKEN or set CREW_JOB_TOKEN");
-  job.token = generate_token();
+  job.token = generate_job_token();
+  if (o.nnodes == 1) return;  // only this launcher's workers need it: never shown
   launch_info(str_cat("Job token: ", job.token, " (pass --token ", job.token,
                       " or CREW_JOB_TOKEN to the launchers of the other nodes)"));
 }

@@ -12,6 +12,7 @@
 
 #include "crew/core/check.h"
 #include "crew/core/env.h"
+#include "crew/core/job_token.h"
 #include "crew/core/logging.h"
 #include "crew/core/parallel_env.h"
 
@@ -82,26 +83,7 @@ std::vector<int> parse_id_list(const std::string& text, const char* what) {
   return ids;
 }
 
-std::string read_token_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  CREW_CHECK(fd >= 0, "--token-file '", path, "': cannot open: ", std::strerror(errno));
-  struct stat st {};
-  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  std::string text;
-  char buf[4096];
-  ssize_t n = 0;
-  while (regular && text.size() < 65536 && (n = ::read(fd, buf, sizeof(buf))) > 0) text.append(buf, n);
-  ::close(fd);
-  CREW_CHECK(regular, "--token-file '", path, "': not a regular file");
-  char mode[8];
-  std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
-  CREW_CHECK((st.st_mode & 077) == 0, "--token-file '", path, "': mode ", mode,
-             " lets group or others read the token; run chmod 600 '", path, "'");
-  const size_t begin = text.find_first_not_of(" \t\r\n");
-  CREW_CHECK(begin != std::string::npos, "--token-file '", path, "': the file is empty");
-  const size_t end = text.find_last_not_of(" \t\r\n");
-  return text.substr(begin, end + 1 - begin);
-}
+std::string read_token_file(const std::string& path) { return read_job_token_file(path, "--token-file"); }
 
 std::vector<std::string> apply_environment(LaunchOptions* o, const std::set<std::string>& given) {
   std::vector<std::string> used;

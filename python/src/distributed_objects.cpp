@@ -75,11 +75,13 @@ void bind_distributed_objects(py::module_& d) {
          o.devices = devices;
          return dist::spawn_devices(o);
        }, py::arg("nprocs"), py::arg("devices"), "The device ids of spawn's children (crew::dist::spawn's rule)");
-  d.def("spawn_child_env", [](int rank, const std::vector<int>& devices, int port, const std::string& job_id) {
+  d.def("spawn_child_env", [](int rank, const std::vector<int>& devices, int port, const std::string& job_id,
+                              const std::string& token) {
          std::map<std::string, std::string> out;  // "" = unset in the child
-         for (const auto& v : dist::spawn_child_env(rank, devices, port, job_id).to_env()) out[v.name] = v.value;
+         for (const auto& v : dist::spawn_child_env(rank, devices, port, job_id, token).to_env())
+           out[v.name] = v.value;
          return out;
-       }, py::arg("rank"), py::arg("devices"), py::arg("port"), py::arg("job_id"));
+       }, py::arg("rank"), py::arg("devices"), py::arg("port"), py::arg("job_id"), py::arg("token"));
 }
 
 }  // namespace crew::python

@@ -9,6 +9,16 @@ mpi=(mpirun --oversubscribe)
 [ "$(id -u)" -eq 0 ] && mpi+=(--allow-run-as-root)
 fail() { echo "FAIL: $*"; exit 1; }
 
+# Rank 0 hosts the store and admits only the job's token, which mpirun hands every local
+# rank in the environment (docs/cluster.md). Without one rank 0 refuses to serve.
+out=$(env -u MASTER_ADDR -u MASTER_PORT -u CREW_MASTER -u CREW_JOB_TOKEN timeout 120 "${mpi[@]}" -np 2 \
+  "$bin/all_gather_object" 2>&1)
+rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "mpirun without a token exited $rc: $out"
+grep -q "no job token is set" <<<"$out" || fail "mpirun without a token: no clear error: $out"
+CREW_JOB_TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+export CREW_JOB_TOKEN
+
 out=$(env -u MASTER_ADDR -u MASTER_PORT -u CREW_MASTER timeout 120 "${mpi[@]}" -np 3 "$bin/all_gather_object" 2>&1)
 rc=$?
 [ $rc -eq 0 ] || fail "mpirun -np 3 all_gather_object exited $rc: $out"

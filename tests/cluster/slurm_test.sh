@@ -16,6 +16,14 @@ fail() { echo "FAIL: $*"; for f in "$dir"/*.log; do echo "== $f"; tail -20 "$f";
 eval "$(timeout 60 "$src/scripts/slurm_local.sh" start "$dir")" || fail "slurm_local.sh start"
 [ -n "${SLURM_CONF:-}" ] || fail "slurm_local.sh printed no SLURM_CONF"
 unset MASTER_ADDR MASTER_PORT CREW_MASTER
+# Rank 0 hosts the store and admits only the job's token, which every task gets from srun's
+# environment (docs/cluster.md). Without one rank 0 refuses to serve, naming the variable.
+out=$(env -u CREW_JOB_TOKEN timeout 120 srun -n 2 --overcommit --kill-on-bad-exit=1 "$bin/all_gather_object" 2>&1)
+rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "srun without a token exited $rc: $out"
+grep -q "no job token is set" <<<"$out" || fail "srun without a token: no clear error: $out"
+CREW_JOB_TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+export CREW_JOB_TOKEN
 
 out=$(timeout 120 srun -n 3 --overcommit "$bin/all_gather_object" 2>&1)
 rc=$?

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -61,6 +64,11 @@ const char* const kVariables[] = {"CREW_RANK",
                                   "CREW_JOB_ID",
                                   "PADDLE_JOB_ID",
                                   "CREW_JOB_TOKEN",
+                                  "CREW_JOB_TOKEN_FILE",
+                                  "CREW_INSECURE_STORE",
+                                  "SLURM_STEP_NUM_NODES",
+                                  "SLURM_NNODES",
+                                  "SLURM_JOB_NUM_NODES",
                                   "CREW_RESTART_COUNT",
                                   "PADDLE_GLOBAL_RANK",
                                   "PADDLE_GLOBAL_SIZE",
@@ -291,6 +299,35 @@ TEST_F(ParallelEnvTest, JobIdTokenAndRestartCount) {
   EXPECT_EQ(e.restart_count, 3);
 }
 
+// CREW_JOB_TOKEN_FILE: a file only this user can read gives the token (CREW_JOB_TOKEN wins);
+// a file that group or others can read, or another user owns, is a ValueError naming it.
+TEST_F(ParallelEnvTest, TokenFileGivesTheTokenOnlyWhenPrivate) {
+  char path[] = "/tmp/crew-token-test-XXXXXX";
+  const int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, " t0ken\n", 7), 7);
+  ::close(fd);
+  set("CREW_JOB_TOKEN_FILE", path);
+  ASSERT_EQ(::chmod(path, 0600), 0);
+  EXPECT_EQ(ParallelEnv::from_env().job_token, "t0ken");
+  set("CREW_JOB_TOKEN", "explicit");
+  EXPECT_EQ(ParallelEnv::from_env().job_token, "explicit");
+  clear();
+  set("CREW_JOB_TOKEN_FILE", path);
+  ASSERT_EQ(::chmod(path, 0640), 0);
+  EXPECT_NE(error().value_or("").find("CREW_JOB_TOKEN_FILE"), std::string::npos);
+  EXPECT_NE(error().value_or("").find("mode 0640"), std::string::npos) << error().value_or("");
+  ASSERT_EQ(::chmod(path, 0600), 0);
+  if (::geteuid() == 0) {  // root can give the file away: another user's token is refused
+    ASSERT_EQ(::chown(path, 65534, 65534), 0);
+    EXPECT_NE(error().value_or("").find("not by this user"), std::string::npos) << error().value_or("");
+  }
+  ::unlink(path);
+  clear();
+  set("CREW_INSECURE_STORE", "1");
+  EXPECT_TRUE(ParallelEnv::from_env().insecure_store) << "CREW_INSECURE_STORE";
+}
+
 TEST_F(ParallelEnvTest, InconsistentValuesAreValueErrors) {
   set("CREW_RANK", "4");
   set("CREW_WORLD_SIZE", "4");
@@ -320,6 +357,7 @@ ParallelEnv sample_worker() {
   w.master_port = 6170;
   w.job_id = "round-trip";
   w.job_token = "s3cret";
+  w.insecure_store = true;
   w.restart_count = 2;
   w.source = "crew";
   w.trainer_endpoints = nominal_endpoints({"10.0.0.1", "10.0.0.2"}, {4, 4}, 6170);
@@ -418,6 +456,21 @@ TEST_F(ParallelEnvTest, SlurmStepGivesTheMasterWithoutMasterAddr) {
   set("MASTER_PORT", "29500");
   e = ParallelEnv::from_env();
   EXPECT_EQ(e.master_endpoint(), "10.0.0.1:29500");
+}
+
+// A one-node Slurm step must not serve its store on the node's routable address.
+TEST_F(ParallelEnvTest, OneNodeSlurmStepMeetsOnLoopback) {
+  set("SLURM_PROCID", "0");
+  set("SLURM_NTASKS", "2");
+  set("SLURM_STEP_NODELIST", "cn003");
+  set("SLURM_JOB_ID", "1234");
+  EXPECT_EQ(ParallelEnv::from_env().master_addr, "127.0.0.1") << "a node list of one host";
+  set("SLURM_JOB_NODELIST", "cn[003-004]");
+  set("SLURM_STEP_NODELIST", "cn[003-004]");
+  set("SLURM_STEP_NUM_NODES", "1");
+  EXPECT_EQ(ParallelEnv::from_env().master_addr, "127.0.0.1") << "SLURM_STEP_NUM_NODES=1";
+  set("SLURM_STEP_NUM_NODES", "2");
+  EXPECT_EQ(ParallelEnv::from_env().master_addr, "cn003");
 }
 
 TEST_F(ParallelEnvTest, OpenMpiOnOneHostMeetsOnLoopbackAcrossHostsNeedsAMaster) {

@@ -21,6 +21,7 @@
 #include "crew/distributed/store/tcp_store.h"
 #include "tests/testing/child_expect.h"
 #include "tests/testing/multiprocess.h"
+#include "tests/testing/net.h"
 #include "tests/testing/text.h"
 
 namespace crew::dist {
@@ -56,7 +57,7 @@ void expect_one_process_ok(Env env, const std::function<void()>& fn) {
 
 // Children of one job on a store this test process serves (as the launcher does).
 struct Job {
-  TCPStoreServer server;
+  TCPStoreServer server{{.insecure = true}};
   testing::RunRanksOptions options;
   explicit Job(const std::string& store_timeout = "120s") {
     options.timeout = 40s;  // the hang guard: far below the store timeout
@@ -143,6 +144,7 @@ TEST(BadConfigFault, RankZeroOnAPortInUseNamesThePort) {
   net::Fd busy = net::listen_on("127.0.0.1", 0, 1, &port);  // held for the whole test
   const Env env = {{"CREW_MASTER", "127.0.0.1:" + std::to_string(port)},
                    {"CREW_STORE_HOSTED", "0"},
+                   {"CREW_JOB_TOKEN", "t0ken"},
                    {"CREW_STORE_TIMEOUT", "120s"}};
   expect_one_process_ok(env, [&] {
     set_rank(0, 2);
@@ -150,6 +152,23 @@ TEST(BadConfigFault, RankZeroOnAPortInUseNamesThePort) {
     CHILD_EXPECT(
         has(msg, "cannot listen on 127.0.0.1:" + std::to_string(port)) && has(msg, "Address already in use"),
         msg);
+  });
+}
+
+// Started by hand (or srun, mpirun) without a token, rank 0 does not serve a store any local
+// user could join: it says how to give one, or how to say that none is wanted.
+TEST(BadConfigFault, RankZeroWithoutATokenRefusesToHostTheStore) {
+  const Env env = {{"CREW_MASTER", "127.0.0.1:" + std::to_string(testing::free_port())},
+                   {"CREW_STORE_HOSTED", "0"},
+                   {"CREW_STORE_TIMEOUT", "120s"}};
+  expect_one_process_ok(env, [&] {
+    ::unsetenv("CREW_JOB_TOKEN");
+    ::unsetenv("CREW_INSECURE_STORE");
+    set_rank(0, 2);
+    const std::string msg = init_error<StoreError>();
+    CHILD_EXPECT(has(msg, "init_parallel_env (rank 0)") && has(msg, "no job token is set") &&
+                     has(msg, "CREW_JOB_TOKEN_FILE") && has(msg, "CREW_INSECURE_STORE=1"),
+                 msg);
   });
 }
 

@@ -17,6 +17,7 @@ namespace {
 std::vector<testing::RankResult> run_job(int world, const std::function<void(int)>& fn) {
   TCPStoreOptions so;
   so.is_server = true;
+  so.insecure = true;
   so.port = 0;
   TCPStore server("127.0.0.1", so);
   testing::RunRanksOptions ro;

@@ -86,7 +86,7 @@ void check_all_gather(int rank, int call, int64_t n) {
 }
 
 void soak(const std::string& backend) {
-  TCPStoreServer server;
+  TCPStoreServer server({.insecure = true});
   const int calls = soak_calls();
   testing::RunRanksOptions o;
   o.set_rank_env = true;

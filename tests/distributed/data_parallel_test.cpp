@@ -106,10 +106,10 @@ double relative_difference(const Tensor& a, const Tensor& b) {
 void expect_same_training(int world) {
   constexpr int kSteps = 20;
   testing::TempDir dir;
-  dist::TCPStoreServer server;
+  dist::TCPStoreServer server({.insecure = true});
   testing::expect_all_ok(testing::run_ranks(
       1, [&](int r, int) { train_seed_cnn(r, 1, kSteps, dir.path()); }, dist_options(server)));
-  dist::TCPStoreServer server2;
+  dist::TCPStoreServer server2({.insecure = true});
   testing::expect_all_ok(testing::run_ranks(
       world, [&](int r, int w) { train_seed_cnn(r, w, kSteps, dir.path()); }, dist_options(server2)));
   auto single = read_losses(dir.file("loss_1_0.txt"));
@@ -174,7 +174,7 @@ void expect_grads_near(const std::vector<Tensor>& params, const std::vector<std:
 }
 
 TEST(DataParallel, SmallBucketsAverageGradientsAndNoSyncAccumulates) {
-  dist::TCPStoreServer server;
+  dist::TCPStoreServer server({.insecure = true});
   auto results = testing::run_ranks(
       2,
       [&](int rank, int world) {
@@ -233,7 +233,7 @@ TEST(DataParallel, SmallBucketsAverageGradientsAndNoSyncAccumulates) {
 }
 
 TEST(DataParallel, UnusedParametersNeedTheOption) {
-  dist::TCPStoreServer server;
+  dist::TCPStoreServer server({.insecure = true});
   auto results = testing::run_ranks(
       2,
       [&](int rank, int) {
@@ -268,7 +268,7 @@ TEST(DataParallel, UnusedParametersNeedTheOption) {
 }
 
 TEST(DataParallel, UnevenDataGivesEveryRankAnError) {
-  dist::TCPStoreServer server;
+  dist::TCPStoreServer server({.insecure = true});
   auto options = dist_options(server);
   options.timeout = 60s;
   auto results = testing::run_ranks(

@@ -1,8 +1,9 @@
 #pragma once
 // A job of real processes on 127.0.0.1 that meet at a TCPStore hosted by the test process
 // (OS-chosen port), as under `crew launch`: each child gets CREW_RANK / CREW_WORLD_SIZE,
-// CREW_MASTER, CREW_STORE_HOSTED=1, CREW_BACKEND, CREW_TIMEOUT and the extra variables. Or,
-// with host_store = false, rank 0 hosts the store (CREW_STORE_HOSTED=0) at a free port.
+// CREW_MASTER, CREW_JOB_TOKEN, CREW_STORE_HOSTED=1, CREW_BACKEND, CREW_TIMEOUT and the extra
+// variables. Or, with host_store = false, rank 0 hosts the store (CREW_STORE_HOSTED=0) at a
+// free port. Either store admits only the job's token, as every job's store does.
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "crew/core/job_token.h"
 #include "crew/distributed/store/tcp_store.h"
 #include "tests/testing/multiprocess.h"
 #include "tests/testing/net.h"
@@ -26,11 +28,13 @@ struct HostedJobOptions {
 
 inline std::vector<testing::RankResult> run_hosted_job(int world, const std::function<void(int rank)>& fn,
                                                        const HostedJobOptions& opt = {}) {
+  const std::string token = generate_job_token();
   std::unique_ptr<TCPStore> server;
   int port = 0;
   if (opt.host_store) {
     TCPStoreOptions so;
     so.is_server = true;
+    so.job_token = token;
     so.port = 0;
     server = std::make_unique<TCPStore>("127.0.0.1", so);
     port = server->port();
@@ -41,6 +45,7 @@ inline std::vector<testing::RankResult> run_hosted_job(int world, const std::fun
   ro.timeout = opt.deadline;
   ro.set_rank_env = true;
   ro.env = {{"CREW_MASTER", "127.0.0.1:" + std::to_string(port)},
+            {"CREW_JOB_TOKEN", token},
             {"CREW_STORE_HOSTED", opt.host_store ? "1" : "0"},
             {"CREW_BACKEND", opt.backend},
             {"CREW_TIMEOUT", opt.timeout}};

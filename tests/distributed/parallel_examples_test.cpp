@@ -37,6 +37,7 @@ std::vector<RankOutput> run_job(const fs::path& binary, const std::vector<std::s
                                 std::chrono::seconds timeout = std::chrono::seconds(60)) {
   TCPStoreOptions options;
   options.is_server = true;
+  options.insecure = true;
   options.port = 0;
   TCPStore server("127.0.0.1", options);
   testing::TempDir out_dir;

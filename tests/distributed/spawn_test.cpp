@@ -2,6 +2,7 @@
 // results come back; a failing child stops the others and surfaces as SpawnError.
 #include "crew/distributed/spawn/spawn.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -49,7 +50,8 @@ void sleep_long() { ::sleep(30); }
 std::string env_mismatches() {
   const ParallelEnv env = ParallelEnv::from_env();
   std::string out = env.source == "crew" ? "" : "source " + env.source + "; ";
-  if (!env.job_token.empty()) out += "inherited the job token; ";
+  if (env.job_token == "an-enclosing-jobs-secret") out += "inherited the job token; ";
+  if (env.job_token.size() != 32) out += "no 32-digit job token of its own; ";
   for (const EnvVar& v : env.to_env()) {
     const char* have = std::getenv(v.name.c_str());
     if (v.value.empty() ? have != nullptr : (!have || have != v.value)) {
@@ -64,10 +66,29 @@ std::string store_round_trip() {
   ParallelEnv env = ParallelEnv::from_env();
   TCPStore store(env.master_addr, TCPStoreOptions{.port = env.master_port,
                                                   .timeout = std::chrono::seconds(20),
-                                                  .connect_timeout = std::chrono::seconds(20)});
+                                                  .connect_timeout = std::chrono::seconds(20),
+                                                  .job_token = env.job_token});
   store.set("spawn_test/" + std::to_string(env.rank), "from " + std::to_string(env.rank));
   const int peer = (env.rank + 1) % env.world_size;
   return store.get_string("spawn_test/" + std::to_string(peer));
+}
+
+// A client without the spawn's token: what the parent's store answers.
+std::string connect_without_token() {
+  ParallelEnv env = ParallelEnv::from_env();
+  try {
+    TCPStore store(env.master_addr, TCPStoreOptions{.port = env.master_port,
+                                                    .timeout = std::chrono::seconds(20),
+                                                    .connect_timeout = std::chrono::seconds(20)});
+    return "admitted";
+  } catch (const StoreError& e) {
+    return e.what();
+  }
+}
+
+TEST(Spawn, TheParentsStoreRefusesAClientWithoutTheToken) {
+  SpawnContext ctx = spawn(connect_without_token, SpawnOptions{.nprocs = 1});
+  EXPECT_THAT(ctx.result<std::string>(0), ::testing::HasSubstr("refused: the client presented no job token"));
 }
 
 TEST(Spawn, ChildrenRunTheFunctionWithTheirEnvironment) {

@@ -104,7 +104,7 @@ testing::RunRanksOptions job_options(const dist::TCPStoreServer& server, const s
 }
 
 void run_job(int world, Mode mode, const std::string& dir, const std::string& backend = "auto") {
-  dist::TCPStoreServer server;
+  dist::TCPStoreServer server({.insecure = true});
   testing::expect_all_ok(testing::run_ranks(
       world, [&](int r, int w) { run_rank(r, w, mode, dir); }, job_options(server, backend)));
 }

@@ -10,6 +10,8 @@
 
 #include <sstream>
 
+#include "crew/core/error.h"
+#include "crew/distributed/store/tcp_store.h"
 #include "tests/launch/launch_test_util.h"
 
 namespace crew::launch::testing {
@@ -48,6 +50,31 @@ TEST(LaunchBadConfigFault, ASingleNodeStoreListensOnLoopbackOnly) {
   }
   ASSERT_EQ(listeners.size(), 1u) << read_file(dir.file("sockets"));
   EXPECT_EQ(listeners[0], "0100007F:" + hex_port(port));
+}
+
+// A single-node job's store admits only its workers: the launcher makes a token it never
+// prints, and a local client without it (another user, say) is refused.
+TEST(LaunchBadConfigFault, ASingleNodeJobsStoreRefusesAClientWithoutTheToken) {
+  TempDir dir;
+  const std::string log = dir.file("log");
+  CrewProcess job(dir, {"launch", "--nproc_per_node", "1", "--log_dir", log, "/bin/sh", "-c",
+                        "echo \"tokenlen=${#CREW_JOB_TOKEN} master=$CREW_MASTER end\"; sleep 30"});
+  ASSERT_TRUE(wait_for_text(log + "/workerlog.0", " end", seconds(20))) << read_file(log + "/workerlog.0");
+  const std::string w = read_file(log + "/workerlog.0");
+  EXPECT_TRUE(has(w, "tokenlen=32 ")) << w;
+  const size_t at = w.find("master=127.0.0.1:") + 17;
+  const int port = std::stoi(w.substr(at, w.find(' ', at) - at));
+  std::string refused = "(admitted)";
+  try {
+    dist::TCPStore intruder("127.0.0.1",
+                            {.port = port, .timeout = seconds(5), .connect_timeout = seconds(5)});
+  } catch (const StoreError& e) {
+    refused = e.what();
+  }
+  EXPECT_TRUE(has(refused, "refused: the client presented no job token")) << refused;
+  job.signal(SIGTERM);
+  CrewRun r = job.wait();
+  EXPECT_FALSE(has(r.output, "Job token")) << "a single-node job's token is never shown: " << r.output;
 }
 
 TEST(LaunchBadConfigFault, AnotherNodeWithoutTheTokenFailsAtOnceNamingTheOption) {

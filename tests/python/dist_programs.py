@@ -23,6 +23,12 @@ def sum_ranks(out_dir):
         f.write(f"{t.numpy().tolist()} {len(gathered)} {objs[0]} {dist.get_world_size()}\n")
 
 
+def write_job_token(out_dir):
+    rank = os.environ["CREW_RANK"]
+    with open(os.path.join(out_dir, f"token{rank}"), "w") as f:
+        f.write(os.environ.get("CREW_JOB_TOKEN", ""))
+
+
 def rank1_raises_rank0_sleeps(pid_dir):
     rank = int(os.environ["CREW_RANK"])
     with open(os.path.join(pid_dir, f"pid{rank}"), "w") as f:

@@ -92,6 +92,15 @@ def test_spawn_collectives_and_broadcast_object_list(tmp_path):
         assert line == "[3.0, 3.0, 3.0] 2 {'from': 0, 't': [1, 2]} 2"
 
 
+def test_spawn_gives_its_children_a_token_of_their_own(tmp_path, monkeypatch):
+    # Rank 0's store admits only this spawn's children: a fresh token, not an enclosing job's.
+    monkeypatch.setenv("CREW_JOB_TOKEN", "an-enclosing-jobs-secret")
+    dist.spawn(dist_programs.write_job_token, args=(str(tmp_path),), nprocs=2)
+    tokens = [(tmp_path / f"token{r}").read_text() for r in range(2)]
+    assert tokens[0] == tokens[1]
+    assert len(tokens[0]) == 32 and tokens[0] != "an-enclosing-jobs-secret"
+
+
 def test_spawn_child_error_stops_the_others_and_names_the_rank(tmp_path):
     start = time.monotonic()
     with pytest.raises(dist.spawn.__globals__["ProcessRaisedException"]) as info:

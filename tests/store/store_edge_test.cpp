@@ -25,7 +25,7 @@ using testing_util::client_options;
 using testing_util::raw_connect;
 
 TEST(TCPStoreEdge, AddOnANonIntegerValueFailsButKeepsTheConnection) {
-  TCPStoreServer server;
+  TCPStoreServer server({.insecure = true});
   TCPStore store("127.0.0.1", client_options(server.port()));
   store.set("word", "hello");
   store.set("partial", "12abc");
@@ -55,7 +55,7 @@ TEST(TCPStoreEdge, AddOnANonIntegerValueFailsButKeepsTheConnection) {
 }
 
 TEST(TCPStoreEdge, AVeryLongTimeoutDoesNotOverflow) {
-  TCPStoreServer server;
+  TCPStoreServer server({.insecure = true});
   TCPStore store("127.0.0.1", client_options(server.port()));
   store.set_timeout(std::chrono::milliseconds::max());
   store.set("k", "v");
@@ -78,7 +78,7 @@ TEST(TCPStoreEdge, AVeryLongTimeoutDoesNotOverflow) {
 }
 
 TEST(TCPStoreEdge, ThreadsSharingOneClientKeepTheCounterExact) {
-  TCPStoreServer server;
+  TCPStoreServer server({.insecure = true});
   TCPStore store("127.0.0.1", client_options(server.port()));
   constexpr int kThreads = 8, kAdds = 200;
   std::vector<std::thread> threads;
@@ -97,7 +97,7 @@ TEST(TCPStoreEdge, ThreadsSharingOneClientKeepTheCounterExact) {
 }
 
 TEST(TCPStoreEdge, AClientKilledWhileParkedLeavesTheServerServing) {
-  TCPStoreServer server;
+  TCPStoreServer server({.insecure = true});
   const int port = server.port();
   // Every child parks a long WAIT and is SIGKILLed by run_ranks' deadline.
   auto results = testing::run_ranks(4,
@@ -118,6 +118,7 @@ TEST(TCPStoreEdge, AClientKilledWhileParkedLeavesTheServerServing) {
 
 TEST(TCPStoreEdge, KeyAndValueLimitsAreCheckedWithClearMessages) {
   TCPStoreServerOptions so;
+  so.insecure = true;
   so.max_value_bytes = 1024;
   TCPStoreServer server(so);
   TCPStoreOptions o = client_options(server.port());
@@ -141,7 +142,7 @@ TEST(TCPStoreEdge, KeyAndValueLimitsAreCheckedWithClearMessages) {
 }
 
 TEST(TCPStoreEdge, ValuesOfSeveralMegabytesRoundTrip) {
-  TCPStoreServer server;
+  TCPStoreServer server({.insecure = true});
   TCPStore a("127.0.0.1", client_options(server.port()));
   TCPStore b("127.0.0.1", client_options(server.port()));
   std::vector<uint8_t> value(5u << 20);
@@ -151,7 +152,7 @@ TEST(TCPStoreEdge, ValuesOfSeveralMegabytesRoundTrip) {
 }
 
 TEST(TCPStoreEdge, PrefixStoresOverOneServerFromSeveralProcesses) {
-  TCPStoreServer server;
+  TCPStoreServer server({.insecure = true});
   const int port = server.port();
   auto results =
       testing::run_ranks(3,
@@ -181,6 +182,7 @@ TEST(TCPStoreEdge, TheHostWaitsForNumWorkersToCheckIn) {
                                     [port](int rank, int world) {
                                       TCPStoreOptions o = client_options(port, 20s);
                                       o.is_server = rank == 0;
+                                      o.insecure = true;
                                       o.num_workers = world;
                                       TCPStore store("127.0.0.1", o);  // clients retry until rank 0 listens
                                       if (rank == 0) {
@@ -202,6 +204,7 @@ TEST(TCPStoreEdge, TheHostWaitsForNumWorkersToCheckIn) {
 TEST(TCPStoreEdge, MissingWorkersTimeOutNamingTheCount) {
   TCPStoreOptions o = client_options(0, 200ms);
   o.is_server = true;
+  o.insecure = true;
   o.num_workers = 3;
   try {
     TCPStore host("127.0.0.1", o);
@@ -215,6 +218,7 @@ TEST(TCPStoreEdge, MissingWorkersTimeOutNamingTheCount) {
 
 TEST(TCPStoreEdge, AConnectionWithoutHandshakeIsDroppedAfterHelloTimeout) {
   TCPStoreServerOptions so;
+  so.insecure = true;
   so.hello_timeout = 100ms;
   TCPStoreServer server(so);
   net::Fd silent = raw_connect(server.port());

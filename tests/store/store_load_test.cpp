@@ -23,7 +23,7 @@ int ops_per_client() {
 }
 
 TEST(TCPStoreLoad, SixtyFourClientsLoseNoUpdate) {
-  TCPStoreServer server;
+  TCPStoreServer server({.insecure = true});
   const int port = server.port();
   constexpr int kClients = 64;
   const int ops = ops_per_client();

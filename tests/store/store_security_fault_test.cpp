@@ -87,6 +87,7 @@ TEST(StoreSecurityFault, RequestsBeforeTheHandshakeAreNotServed) {
 
 TEST(StoreSecurityFault, AValueOverTheServersLimitIsRefusedAndEveryoneKeepsWorking) {
   TCPStoreServerOptions so;
+  so.insecure = true;
   so.max_value_bytes = 1024;
   TCPStoreServer server(so);
   // A client configured with a larger limit than the server (so its own check passes).
@@ -130,7 +131,7 @@ std::string non_loopback_ipv4() {
 TEST(StoreSecurityFault, TheDefaultServerIsReachableOnLoopbackOnly) {
   const std::string external = non_loopback_ipv4();
   if (external.empty()) GTEST_SKIP() << "this host has no non-loopback IPv4 address to try";
-  TCPStoreServer server;  // default options: host 127.0.0.1
+  TCPStoreServer server({.insecure = true});  // default options: host 127.0.0.1
   std::string err;
   net::Fd local = net::try_connect("127.0.0.1", server.port(), 2s, &err);
   EXPECT_TRUE(local.valid()) << err;

@@ -27,7 +27,7 @@ using testing_util::raw_connect;
 std::vector<uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
 
 TEST(TCPStore, BasicOperations) {
-  TCPStoreServer server;
+  TCPStoreServer server({.insecure = true});
   ASSERT_GT(server.port(), 0);
   TCPStore store("127.0.0.1", client_options(server.port()));
   store.set("a", "hello");
@@ -49,6 +49,7 @@ TEST(TCPStore, BasicOperations) {
 TEST(TCPStore, HostedServerAndWaitAcrossThreads) {
   TCPStoreOptions o = client_options(0);
   o.is_server = true;
+  o.insecure = true;
   TCPStore host("127.0.0.1", o);
   TCPStore other("127.0.0.1", client_options(host.port()));
   std::thread setter([&] {
@@ -61,7 +62,7 @@ TEST(TCPStore, HostedServerAndWaitAcrossThreads) {
 }
 
 TEST(TCPStore, GetOfMissingKeyTimesOutNamingTheKey) {
-  TCPStoreServer server;
+  TCPStoreServer server({.insecure = true});
   TCPStore store("127.0.0.1", client_options(server.port(), 200ms));
   Stopwatch clock;
   try {
@@ -85,7 +86,7 @@ TEST(TCPStore, GetOfMissingKeyTimesOutNamingTheKey) {
 }
 
 TEST(TCPStore, SixteenClientProcessesKeepTheCounterExact) {
-  TCPStoreServer server;
+  TCPStoreServer server({.insecure = true});
   const int port = server.port();
   constexpr int kClients = 16;
   constexpr int kAdds = 100;
@@ -112,7 +113,7 @@ TEST(TCPStore, SixteenClientProcessesKeepTheCounterExact) {
 }
 
 TEST(TCPStore, MalformedClientIsDroppedAndOthersKeepWorking) {
-  TCPStoreServer server;
+  TCPStoreServer server({.insecure = true});
   TCPStore good("127.0.0.1", client_options(server.port()));
   good.set("x", "1");
   // Garbage bytes.
@@ -139,7 +140,7 @@ TEST(TCPStore, ServerGoneMidRequestFailsTheCall) {
   ASSERT_EQ(::pipe(fds), 0);
   pid_t pid = ::fork();
   if (pid == 0) {
-    TCPStoreServer server;
+    TCPStoreServer server({.insecure = true});
     int port = server.port();
     (void)!::write(fds[1], &port, sizeof(port));
     ::pause();
@@ -202,6 +203,7 @@ TEST(TCPStore, ClientRetriesUntilTheServerListens) {
   std::thread starter([&] {
     std::this_thread::sleep_for(150ms);
     TCPStoreServerOptions so;
+    so.insecure = true;
     so.port = port;
     server = std::make_unique<TCPStoreServer>(so);
   });
@@ -212,8 +214,9 @@ TEST(TCPStore, ClientRetriesUntilTheServerListens) {
 }
 
 TEST(TCPStore, BusyPortGivesAClearError) {
-  TCPStoreServer first;
+  TCPStoreServer first({.insecure = true});
   TCPStoreServerOptions so;
+  so.insecure = true;
   so.port = first.port();
   try {
     TCPStoreServer second(so);

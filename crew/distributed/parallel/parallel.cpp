@@ -36,18 +36,37 @@ struct StoreConnection {
   bool hosts_server = false;
 };
 
+// A store rank 0 hosts admits only the job: every rank must have the same token (crew launch
+// and spawn hand one out; under srun or mpirun the user gives it), or the user must say
+// explicitly that any local user (or host that reaches the port) may join.
+void check_store_token(const ParallelEnv& env) {
+  if (!env.job_token.empty()) return;
+  CREW_CHECK_T(StoreError, env.insecure_store, "init_parallel_env (rank ", env.rank,
+               "): this rank hosts the job's store at ", env.master_endpoint(),
+               " and no job token is set: give every rank the same secret in CREW_JOB_TOKEN (e.g. "
+               "export CREW_JOB_TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n') before srun or "
+               "mpirun) or CREW_JOB_TOKEN_FILE (a file of mode 0600), or start the job with crew launch; "
+               "CREW_INSECURE_STORE=1 serves it without a token (any local user could join the job)");
+  CREW_LOG(WARNING) << "init_parallel_env (rank " << env.rank << "): serving the job's store at "
+                    << env.master_endpoint()
+                    << " without a job token (CREW_INSECURE_STORE=1): any local user, or host that "
+                       "reaches it, can read and write the job's keys";
+}
+
 StoreConnection connect_store(const ParallelEnv& env, std::chrono::milliseconds timeout) {
   CREW_CHECK(env.has_master(), "init_parallel_env (rank ", env.rank, " of ", env.world_size,
              "): no rendezvous address; set CREW_MASTER=HOST:PORT (or PADDLE_MASTER, or MASTER_ADDR and "
              "MASTER_PORT), or start the job with crew launch");
   StoreConnection job;
   job.hosts_server = env.rank == 0 && !env::get_bool("CREW_STORE_HOSTED", false);
+  if (job.hosts_server) check_store_token(env);
   TCPStoreOptions options;
   options.port = env.master_port;
   options.is_server = job.hosts_server;
   options.timeout = timeout;
   options.connect_timeout = timeout;
   options.job_token = env.job_token;
+  options.insecure = env.insecure_store;
   job.client = std::make_shared<TCPStore>(env.master_addr, options);
   return job;
 }

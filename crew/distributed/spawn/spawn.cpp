@@ -17,6 +17,7 @@
 
 #include "crew/core/check.h"
 #include "crew/core/env.h"
+#include "crew/core/job_token.h"
 #include "crew/core/parallel_env.h"
 #include "crew/core/spawn_process.h"
 #include "crew/core/timer.h"
@@ -97,7 +98,8 @@ std::vector<int> spawn_devices(const SpawnOptions& o) {
   return ids;
 }
 
-ParallelEnv spawn_child_env(int rank, const std::vector<int>& devices, int port, const std::string& job_id) {
+ParallelEnv spawn_child_env(int rank, const std::vector<int>& devices, int port, const std::string& job_id,
+                            const std::string& token) {
   ParallelEnv c;
   c.source = "crew";
   c.rank = rank;
@@ -108,6 +110,7 @@ ParallelEnv spawn_child_env(int rank, const std::vector<int>& devices, int port,
   c.master_addr = "127.0.0.1";
   c.master_port = port;
   c.job_id = job_id;
+  c.job_token = token;
   c.trainer_endpoints = nominal_endpoints({c.master_addr}, {c.world_size}, port);
   return c;
 }
@@ -244,6 +247,7 @@ struct SpawnPlan {
   std::vector<std::string> argv;      // the parent's, run again by each child
   std::vector<int> devices;           // one per child
   int store_port = 0;                 // of the store the parent serves
+  std::string token;                  // the store's job token, made for this spawn
   int threads = 1;                    // CREW_NUM_THREADS / OMP_NUM_THREADS unless the parent sets them
   std::string job_id;
   std::string entry;  // "<entry offset>,<fn offset>" (kSpawnEntryVar)
@@ -273,7 +277,7 @@ SpawnPlan make_plan(const SpawnOptions& o, detail::SpawnEntry entry, void* fn) {
 
 // Child `rank` of a one-node job whose store the parent serves.
 ParallelEnv child_parallel_env(const SpawnPlan& plan, int rank) {
-  return spawn_child_env(rank, plan.devices, plan.store_port, plan.job_id);
+  return spawn_child_env(rank, plan.devices, plan.store_port, plan.job_id, plan.token);
 }
 
 std::vector<std::string> child_environment(const SpawnPlan& plan, int rank, int fd) {
@@ -323,7 +327,8 @@ SpawnContext start_spawn(SpawnEntry entry, void* fn, std::string args, const Spa
   SpawnPlan plan = make_plan(o, entry, fn);
   auto state = std::make_unique<SpawnContext::State>();
   state->grace = o.grace_period;
-  state->store = std::make_unique<SpawnStoreServer>();
+  plan.token = generate_job_token();
+  state->store = std::make_unique<SpawnStoreServer>(plan.token);
   plan.store_port = state->store->port();
   const int n = static_cast<int>(plan.devices.size());
   for (int r = 0; r < n; ++r) start_child(*state, plan, r, args);

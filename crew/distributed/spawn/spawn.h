@@ -134,7 +134,8 @@ bool is_spawned_child();
 // core). Also the rule of the Python package's spawn.
 std::vector<int> spawn_devices(const SpawnOptions& options);
 // The parallel environment of child `rank` of a one-host job whose store listens at
-// 127.0.0.1:port (no job token: an enclosing job's secret is not this store's).
-ParallelEnv spawn_child_env(int rank, const std::vector<int>& devices, int port, const std::string& job_id);
+// 127.0.0.1:port and admits `token` (the spawn's own: an enclosing job's secret is not this store's).
+ParallelEnv spawn_child_env(int rank, const std::vector<int>& devices, int port, const std::string& job_id,
+                            const std::string& token);
 
 }  // namespace crew::dist

@@ -5,10 +5,13 @@
 namespace crew::dist {
 
 struct SpawnStoreServer::Impl {
-  TCPStoreServer server{TCPStoreServerOptions{.host = "127.0.0.1", .port = 0, .job_token = {}}};
+  TCPStoreServer server;
+  explicit Impl(const std::string& token)
+      : server(TCPStoreServerOptions{.host = "127.0.0.1", .port = 0, .job_token = token}) {}
 };
 
-SpawnStoreServer::SpawnStoreServer() : impl_(std::make_unique<Impl>()), port_(impl_->server.port()) {}
+SpawnStoreServer::SpawnStoreServer(const std::string& token)
+    : impl_(std::make_unique<Impl>(token)), port_(impl_->server.port()) {}
 
 SpawnStoreServer::~SpawnStoreServer() = default;
 

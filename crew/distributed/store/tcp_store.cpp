@@ -23,6 +23,7 @@ TCPStore::TCPStore(const std::string& host, TCPStoreOptions options)
     so.host = host_;
     so.port = port_;
     so.job_token = options_.job_token;
+    so.insecure = options_.insecure;
     so.max_key_bytes = options_.max_key_bytes;
     so.max_value_bytes = options_.max_value_bytes;
     server_ = std::make_unique<TCPStoreServer>(so);

@@ -29,6 +29,7 @@ struct TCPStoreOptions {
   std::chrono::milliseconds timeout = Store::kDefaultTimeout;
   std::chrono::milliseconds connect_timeout = Store::kDefaultTimeout;
   std::string job_token;
+  bool insecure = false;  // a hosted server without a token (see TCPStoreServerOptions)
   size_t max_key_bytes = 4096;
   size_t max_value_bytes = 64u << 20;
   // > 0: every client checks in on construction (key kWorkersKey), and the client hosting the

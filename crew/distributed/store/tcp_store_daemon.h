@@ -31,6 +31,8 @@ struct StoreClient {
   std::vector<uint8_t> out;
   bool authenticated = false;
   bool closing = false;  // drop once `out` is flushed
+  // Not read from while its queued replies are over max_queued_reply_bytes.
+  bool backlogged(size_t max_queued) const { return out.size() > max_queued; }
   Clock::time_point accepted = Clock::now();
   std::string peer;  // "address:port", for the log
 };
@@ -73,6 +75,8 @@ class StoreDaemon {
   void fill_poll_set(std::vector<pollfd>* fds) const;
   int poll_timeout_ms() const;
   void accept_clients();
+  bool accept_paused(Clock::time_point now) const { return now < accept_paused_until_; }
+  void pause_accepting(int err);
   void expire_handshakes(Clock::time_point now);
   void serve(int fd, short revents, std::vector<uint8_t>& buf);
   bool receive(int fd, StoreClient& c, std::vector<uint8_t>& buf);
@@ -106,6 +110,11 @@ class StoreDaemon {
   std::map<std::string, std::vector<uint8_t>> data_;
   std::unordered_map<int, StoreClient> clients_;
   std::list<StoreWaiter> waiters_;
+  // accept() failed for lack of descriptors (EMFILE): the listening socket is left out of
+  // poll() until then instead of being retried at once (a spin), and it is logged once.
+  Clock::time_point accept_paused_until_{};
+  bool fd_shortage_logged_ = false;
+  bool full_logged_ = false;  // max_clients reached: logged once until a slot frees
   std::atomic<size_t> dropped_{0};
   std::atomic<size_t> num_keys_{0};
 };

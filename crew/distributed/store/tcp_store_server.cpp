@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -16,7 +17,28 @@
 
 namespace crew::dist {
 
+namespace {
+
+// max_clients, capped so that the process keeps kReservedFds descriptors for its own files.
+size_t usable_max_clients(size_t wanted) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return wanted;
+  const size_t fds = static_cast<size_t>(limit.rlim_cur);
+  const size_t room =
+      fds > 2 * TCPStoreServerOptions::kReservedFds ? fds - TCPStoreServerOptions::kReservedFds : fds / 2;
+  return std::min(wanted, std::max<size_t>(room, 1));
+}
+
+}  // namespace
+
 TCPStoreServer::TCPStoreServer(TCPStoreServerOptions options) : options_(std::move(options)) {
+  CREW_CHECK_T(StoreError, !options_.job_token.empty() || options_.insecure,
+               "TCPStoreServer: refusing to serve a store without a job token: any local user (or host "
+               "that reaches ",
+               options_.host.empty() ? "0.0.0.0" : options_.host,
+               ") could read, write and delete the job's keys; give a token (CREW_JOB_TOKEN, "
+               "CREW_JOB_TOKEN_FILE, crew launch --token) or say --insecure / CREW_INSECURE_STORE=1");
+  options_.max_clients = usable_max_clients(options_.max_clients);
   const std::string bind_host = options_.host == "0.0.0.0" ? "" : options_.host;
   listen_fd_ = net::listen_on(bind_host, options_.port, 1024, &port_);
   net::set_nonblocking(listen_fd_.get(), true);
@@ -26,7 +48,7 @@ TCPStoreServer::TCPStoreServer(TCPStoreServerOptions options) : options_(std::mo
   wake_write_.reset(fds[1]);
   daemon_ = std::make_unique<detail::StoreDaemon>(options_, port_, listen_fd_.get(), wake_read_.get());
   CREW_LOG(DEBUG) << "The server starts to listen on " << (bind_host.empty() ? "IP_ANY" : bind_host) << ":"
-                  << port_;
+                  << port_ << (options_.job_token.empty() ? " without a job token (insecure)" : "");
   thread_ = std::thread([this] { daemon_->run(); });
 }
 
@@ -83,21 +105,25 @@ void StoreDaemon::run() {
   }
 }
 
-// The listening socket, the wake pipe, then every client (POLLOUT while it has replies queued).
+// The listening socket (unless accepting is paused), the wake pipe, then every client:
+// POLLIN unless its replies are backlogged, POLLOUT while it has replies queued.
 void StoreDaemon::fill_poll_set(std::vector<pollfd>* fds) const {
   fds->clear();
-  fds->push_back({listen_fd_, POLLIN, 0});
+  fds->push_back({listen_fd_, static_cast<short>(accept_paused(Clock::now()) ? 0 : POLLIN), 0});
   fds->push_back({wake_fd_, POLLIN, 0});
-  for (auto& [fd, c] : clients_)
-    fds->push_back({fd, static_cast<short>(POLLIN | (c.out.empty() ? 0 : POLLOUT)), 0});
+  for (auto& [fd, c] : clients_) {
+    const bool read = !c.backlogged(options_.max_queued_reply_bytes);
+    fds->push_back({fd, static_cast<short>((read ? POLLIN : 0) | (c.out.empty() ? 0 : POLLOUT)), 0});
+  }
 }
 
-// Sleep until the next waiter or handshake deadline (at most a minute); -1 if there is none.
+// Sleep until the next waiter, handshake or accept-pause deadline (at most a minute); -1 if none.
 int StoreDaemon::poll_timeout_ms() const {
   Clock::time_point next = Clock::time_point::max();
   for (auto& w : waiters_) next = std::min(next, w.deadline);
   for (auto& [fd, c] : clients_)
     if (!c.authenticated) next = std::min(next, c.accepted + options_.hello_timeout);
+  if (accept_paused(Clock::now())) next = std::min(next, accept_paused_until_);
   if (next == Clock::time_point::max()) return -1;
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now()).count();
   return static_cast<int>(std::clamp<long long>(left + 1, 0, 60000));
@@ -109,18 +135,37 @@ void StoreDaemon::accept_clients() {
     socklen_t peer_len = sizeof(peer);
     net::Fd fd(
         ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &peer_len, SOCK_NONBLOCK | SOCK_CLOEXEC));
-    if (!fd.valid()) return;
+    if (!fd.valid()) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) pause_accepting(errno);
+      return;
+    }
+    fd_shortage_logged_ = false;
     if (clients_.size() >= options_.max_clients) {
-      CREW_LOG(WARNING) << "TCPStore server (port " << port_ << "): refused a connection: already "
-                        << clients_.size() << " clients (max_clients)";
+      if (!full_logged_) {
+        CREW_LOG(WARNING) << "TCPStore server (port " << port_ << "): refusing connections: already "
+                          << clients_.size() << " clients (max_clients, capped by the fd limit)";
+        full_logged_ = true;
+      }
       ++dropped_;
       continue;  // closes fd
     }
+    full_logged_ = false;
     net::set_nodelay(fd.get());
     StoreClient& c = clients_[fd.get()];
     c.fd = std::move(fd);
     c.peer = peer_name(peer);
   }
+}
+
+// Out of descriptors: the pending connection stays in the backlog, so retrying at once would
+// spin. Wait a little (a client that leaves frees one) and say so once.
+void StoreDaemon::pause_accepting(int err) {
+  accept_paused_until_ = Clock::now() + std::chrono::milliseconds(100);
+  if (fd_shortage_logged_) return;
+  fd_shortage_logged_ = true;
+  CREW_LOG(WARNING) << errno_message(str_cat("TCPStore server (port ", port_, ", ", clients_.size(),
+                                             " clients): cannot accept a connection; retrying every 100 ms"),
+                                     err);
 }
 
 // A connection that never said HELLO would hold a slot for ever.
@@ -136,8 +181,16 @@ void StoreDaemon::serve(int fd, short revents, std::vector<uint8_t>& buf) {
   auto it = clients_.find(fd);
   if (it == clients_.end()) return;  // dropped earlier in this round
   StoreClient& c = it->second;
-  if ((revents & (POLLIN | POLLHUP | POLLERR)) && !receive(fd, c, buf)) return;
+  const bool readable = revents & (POLLIN | POLLHUP | POLLERR);
+  if (readable && !c.backlogged(options_.max_queued_reply_bytes) && !receive(fd, c, buf)) return;
   flush(fd, c);
+  if (clients_.count(fd) == 0 || c.backlogged(options_.max_queued_reply_bytes) || c.in.empty()) return;
+  // Requests held back while the replies were backlogged.
+  try {
+    handle_frames(fd, c);
+  } catch (const Error& e) {
+    drop(fd, e.what());
+  }
 }
 
 // Reads what arrived and handles every complete frame; false once the client is gone.
@@ -157,12 +210,19 @@ bool StoreDaemon::receive(int fd, StoreClient& c, std::vector<uint8_t>& buf) {
   return true;
 }
 
-// Throws Error for a malformed frame; keeps an incomplete last frame for the next read.
+// Throws Error for a malformed frame; keeps an incomplete last frame for the next read. Before
+// HELLO a frame may be at most kMaxHelloBytes: an unauthenticated peer cannot make the server
+// buffer more than one read. Frames wait in `in` while the client's replies are backlogged.
 void StoreDaemon::handle_frames(int fd, StoreClient& c) {
   const size_t limit = options_.max_value_bytes * 2 + options_.max_key_bytes + 64;
   size_t pos = 0;
-  while (!c.closing && c.in.size() - pos >= kFrameHeaderBytes) {
+  while (!c.closing && c.in.size() - pos >= kFrameHeaderBytes &&
+         !c.backlogged(options_.max_queued_reply_bytes)) {
     const FrameHeader h = decode_header(c.in.data() + pos);
+    if (!c.authenticated) {
+      CREW_CHECK(h.body_len <= TCPStoreServerOptions::kMaxHelloBytes, "message body of ", h.body_len,
+                 " bytes before the handshake (at most ", TCPStoreServerOptions::kMaxHelloBytes, ")");
+    }
     CREW_CHECK(h.body_len <= limit, "message body of ", h.body_len, " bytes is over the limit of ", limit);
     if (c.in.size() - pos - kFrameHeaderBytes < h.body_len) break;
     handle(fd, c, h.code, c.in.data() + pos + kFrameHeaderBytes, h.body_len);

@@ -9,7 +9,7 @@
 Children start with multiprocessing's "spawn" method (a fresh interpreter each, so `func`
 must be importable: defined at the top of a module, the call under `if __name__ ==
 "__main__"`). Child i gets rank i and the launcher's variables; rank 0 hosts the job's store
-on a free loopback port. When a child raises, the parent stops the others and raises
+on a free loopback port, admitting only clients with the token made for this call. When a child raises, the parent stops the others and raises
 ProcessRaisedException with the child's rank and traceback; a child that dies of a signal
 gives ProcessExitedException. Children die with the parent (PR_SET_PDEATHSIG), so nothing is
 left running.
@@ -19,6 +19,7 @@ import io
 import multiprocessing
 import multiprocessing.connection
 import os
+import secrets
 import signal
 import socket
 import sys
@@ -175,11 +176,12 @@ def spawn(func, args=(), nprocs=-1, join=True, daemon=False, **options):
     devices = _devices(nprocs, options.get("gpus", options.get("devices")))
     port = _free_port()
     job_id = "spawn-" + uuid.uuid4().hex[:8]
+    token = secrets.token_hex(16)  # rank 0's store admits only these children
     threads = str(max(1, _usable_cores() // len(devices)))
     ctx = multiprocessing.get_context("spawn")
     processes, queues = [], []
     for rank in range(len(devices)):
-        env = dict(_C.dist.spawn_child_env(rank, devices, port, job_id))
+        env = dict(_C.dist.spawn_child_env(rank, devices, port, job_id, token))
         env["CREW_SPAWN_CHILD"] = str(rank)
         env.setdefault("CREW_NUM_THREADS", os.environ.get("CREW_NUM_THREADS", threads))
         env.setdefault("OMP_NUM_THREADS", os.environ.get("OMP_NUM_THREADS", threads))

@@ -14,6 +14,7 @@
 #include "crew/core/comm_affinity.h"
 #include "crew/core/env.h"
 #include "crew/core/error.h"
+#include "crew/distributed/backends/gloo/gloo_pair_check.h"
 #include "crew/distributed/backends/gloo/gloo_store_adapter.h"
 
 namespace crew::dist {
@@ -84,8 +85,10 @@ GlooProcessGroup::GlooProcessGroup(std::shared_ptr<Store> store, int rank, int s
     }
     auto context = std::make_shared<::gloo::rendezvous::Context>(rank, size);
     context->setTimeout(options_.timeout);
+    const std::vector<uint8_t> nonces = detail::publish_pair_nonces(*store, rank, size);
     detail::GlooStoreAdapter adapter(store, options_.timeout);
     context->connectFullMesh(adapter, device);
+    detail::check_gloo_pairs(*context, *store, nonces, options_.timeout, where);
     // A rank's mesh can be complete while a peer is still finishing its side; a barrier (tag
     // 0, before every collective's) keeps any rank from closing its connections early.
     ::gloo::BarrierOptions barrier(context);

@@ -119,9 +119,12 @@ void ShmComm::attach(Store& store, const ShmOptions& shm) {
   segment_.unlink();
 }
 
+std::string ShmComm::segment_prefix() const {
+  return str_cat("/", shm_segment_prefix(), job_label(), "-", sanitize(group_, 32), "-");
+}
+
 std::string ShmComm::new_segment_name() const {
-  return str_cat("/", shm_segment_prefix(), job_label(), "-", sanitize(group_, 32), "-", ::getpid(), "-",
-                 random_token());
+  return str_cat(segment_prefix(), ::getpid(), "-", random_token());
 }
 
 void ShmComm::map_segment(Store& store, const std::string& prefix, const ShmOptions& shm) {
@@ -158,7 +161,7 @@ void ShmComm::map_segment(Store& store, const std::string& prefix, const ShmOpti
                  "shared-memory segment: ",
                  segment_name_.substr(std::strlen(kCreateFailed)));
     }
-    segment_ = ShmSegment::open(segment_name_, bytes, shm.max_bytes);
+    segment_ = ShmSegment::open(segment_name_, bytes, shm.max_bytes, segment_prefix());
   }
   auto* header = reinterpret_cast<SegmentHeader*>(segment_.data());
   if (header->magic.load(std::memory_order_acquire) != kShmMagic || header->version != kShmVersion ||

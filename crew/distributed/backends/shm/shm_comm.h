@@ -127,6 +127,8 @@ class ShmComm {
   size_t shared_limit(size_t wanted) const;
   // A fresh /dev/shm name: prefix, job, group, pid and a random token (shm_attach.cpp).
   std::string new_segment_name() const;
+  // What every segment name of this job and group starts with: "/crew-shm-<job>-<group>-".
+  std::string segment_prefix() const;
   // all_reduce in place in a shared buffer: each rank reduces its slice reading the peers'
   // regions directly and writes the result into every region; two rounds, no staging copies.
   void all_reduce_shared(ShmOp& op, const ShmSharedBuffer& buffer, int64_t count, DType dtype, ReduceOp rop);

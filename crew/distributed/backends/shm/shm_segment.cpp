@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 
@@ -95,16 +96,41 @@ ShmSegment ShmSegment::create(const std::string& name, size_t bytes, const std::
   return seg;
 }
 
-ShmSegment ShmSegment::open(const std::string& name, size_t bytes, size_t max_bytes) {
+void check_peer_segment(const std::string& name, const std::string& job_prefix) {
+  const bool plain = name.find('/', 1) == std::string::npos && name.find("..") == std::string::npos;
+  if (!plain || job_prefix.empty() || name.rfind(job_prefix, 0) != 0) {
+    CREW_THROW(CommError, "shm: refusing to map segment '", name,
+               "' sent by a peer: not a name of this job (", "expected one starting with '", job_prefix,
+               "')");
+  }
+}
+
+void check_peer_segment_owner(const std::string& name, uid_t owner, mode_t mode) {
+  if (owner != ::geteuid()) {
+    CREW_THROW(CommError, "shm: refusing to map segment ", name, ": it is owned by uid ", owner,
+               ", not by this user (uid ", ::geteuid(), "); another user may have planted it");
+  }
+  if ((mode & 077) != 0) {
+    char text[8];
+    std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
+    CREW_THROW(CommError, "shm: refusing to map segment ", name, ": mode ", text,
+               " lets other users open it (crew creates its segments 0600)");
+  }
+}
+
+ShmSegment ShmSegment::open(const std::string& name, size_t bytes, size_t max_bytes,
+                            const std::string& job_prefix) {
+  check_peer_segment(name, job_prefix);
   if (max_bytes > 0 && max_bytes < bytes) {
     CREW_THROW(dist::BackendUnavailableError, "shm: cannot map the shared-memory buffers: need ", bytes,
                " bytes of ", name, ", ", max_bytes, " available (limit CREW_SHM_MAX_BYTES)");
   }
-  int fd = ::shm_open(name.c_str(), O_RDWR, 0600);
+  int fd = ::shm_open(name.c_str(), O_RDWR | O_NOFOLLOW, 0600);
   if (fd < 0) CREW_THROW(CommError, errno_message(str_cat("shm: shm_open(", name, ") failed")));
   FdGuard guard{fd};
   struct stat st {};
   if (::fstat(fd, &st) != 0) CREW_THROW(CommError, errno_message(str_cat("shm: fstat(", name, ") failed")));
+  check_peer_segment_owner(name, st.st_uid, st.st_mode);
   if (static_cast<size_t>(st.st_size) < bytes) {
     CREW_THROW(CommError, "shm: segment ", name, " has ", st.st_size, " bytes, expected ", bytes);
   }

@@ -59,7 +59,7 @@ void* ShmComm::allocate_shared(ShmOp& op, size_t bytes, std::shared_ptr<const vo
   broadcast(op, name, sizeof name, 0);
   if (rank_ != 0 && name[0] != '\0') {
     try {
-      buffer->segment = ShmSegment::open(name, total, shared_limit(total));
+      buffer->segment = ShmSegment::open(name, total, shared_limit(total), segment_prefix());
     } catch (const BackendUnavailableError& e) {
       vote = NO_SPACE, why = e.what();
     } catch (const CommError& e) {
