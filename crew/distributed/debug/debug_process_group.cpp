@@ -9,6 +9,7 @@
 #include "crew/core/env.h"
 #include "crew/core/logging.h"
 #include "crew/distributed/debug/debug_state.h"
+#include "crew/distributed/debug/desync_report.h"
 #include "crew/distributed/process_group/work.h"
 #include "crew/distributed/store/store.h"
 
@@ -62,6 +63,7 @@ DebugProcessGroup::DebugProcessGroup(std::shared_ptr<ProcessGroup> inner, std::s
   core_ = std::make_shared<debug::DebugState>(std::move(store), rank_, size_, options_.group_name,
                                               options_.timeout, debug_options_.report_timeout,
                                               debug_options_.history);
+  debug::publish_process(*core_->store, rank_);
   watchdog_ = std::thread([this] { watchdog(); });
 }
 

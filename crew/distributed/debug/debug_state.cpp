@@ -1,10 +1,21 @@
 #include "crew/distributed/debug/debug_state.h"
 
+#include <atomic>
+
 #include "crew/core/check.h"
 #include "crew/core/logging.h"
+#include "crew/distributed/debug/debug_process_group.h"
 #include "crew/distributed/store/store.h"
 
-namespace crew::dist::debug {
+namespace crew::dist {
+
+namespace {
+std::atomic<bool> g_collective_failed{false};
+}  // namespace
+
+bool collective_failed_in_process() { return g_collective_failed.load(); }
+
+namespace debug {
 
 DebugState::DebugState(std::shared_ptr<Store> store_in, int rank_in, int size_in, std::string group_in,
                        std::chrono::milliseconds group_timeout_in,
@@ -60,7 +71,8 @@ void DebugState::fail(uint64_t id, const Error& error) {
   trace.complete(id, /*failed=*/true);
   forget(id);
   const std::string message = str_cat(error.what(), "\n", report_text);
-  if (mismatch) throw DesyncError(message);
+  if (mismatch || dynamic_cast<const DesyncError*>(&error)) throw DesyncError(message);
+  g_collective_failed.store(true);
   if (dynamic_cast<const TimeoutError*>(&error)) throw TimeoutError(message);
   throw CommError(message);
 }
@@ -113,4 +125,5 @@ void DebugWork::wait(std::chrono::milliseconds timeout) {
 
 bool DebugWork::is_completed() { return inner_->is_completed(); }
 
-}  // namespace crew::dist::debug
+}  // namespace debug
+}  // namespace crew::dist
