@@ -139,7 +139,7 @@ void bind_members(py::class_<Tensor>& cls) {
       .def("backward", [](const Tensor& t, py::object grad, bool retain_graph) {
              if (grad.is_none()) {
                py::gil_scoped_release nogil;
-               t.backward();
+               t.backward(retain_graph);
                return;
              }
              Tensor g = grad.cast<Tensor>();

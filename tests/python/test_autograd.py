@@ -122,3 +122,13 @@ def test_bad_shapes_raise_value_error_naming_both():
         crew.sum(a, axis=3)
     with pytest.raises(ValueError, match="permute"):
         crew.transpose(crew.unsqueeze(a, 0), [2, 1, 1])
+
+
+def test_backward_retain_graph_without_a_gradient_allows_a_second_pass():
+    a = param([1.0, 2.0])
+    loss = crew.sum(crew.exp(a))
+    loss.backward(retain_graph=True)
+    loss.backward()
+    np.testing.assert_allclose(a.grad.numpy(), 2 * np.exp([1.0, 2.0]), rtol=1e-5)
+    with pytest.raises(Exception):
+        loss.backward()  # the graph was released by the second pass
