@@ -7,6 +7,8 @@ The work runs in crew's C++ core (crew._C): kernels, autograd, DataLoader thread
 collectives. docs/python.md maps Paddle's API to crew's and lists what differs.
 """
 from . import _C
+from . import _arguments
+_arguments.install(_C)  # readable TypeErrors for arguments crew._C does not accept (first)
 from ._C import Tensor, dtype, to_tensor, save, load
 from ._C import (add, subtract, multiply, divide, exp, log, pow, matmul, sum, mean, argmax,  # noqa: A004
                  reshape, unsqueeze, squeeze, flatten, transpose, concat, stack, split, slice,
