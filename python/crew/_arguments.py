@@ -2,11 +2,11 @@
 
 pybind11 answers such a call with "incompatible function arguments" and a dump of C++
 signatures. crew wraps the functions, constructors and static methods of crew._C (and the
-methods of Tensor) once, at import, and turns that dump into one line naming the argument
-and what it accepts:
+named methods of Tensor, not its operators) once, at import, and turns that dump into one
+line naming the argument and what it accepts:
 
     crew.reshape(x, "ab")
-    TypeError: reshape(): argument 'shape' must be a list of int, got str ('ab')
+    TypeError: reshape(): argument 'shape' must be a list of int (64-bit), got str ('ab')
 
 Methods of classes that Python may subclass (Layer, Dataset, ...) are left alone: wrapping a
 C++ virtual in a Python function would read as a Python override to pybind11.
@@ -192,7 +192,7 @@ def explain(name, message, args, kwargs, constructor=False):
     return f"{name}(): these arguments ({got}) are not accepted; it takes {forms}"
 
 
-def _wrap(fn, name, constructor=False, operator=False):
+def _wrap(fn, name, constructor=False):
     @functools.wraps(fn)
     def call(*args, **kwargs):
         try:
@@ -201,8 +201,6 @@ def _wrap(fn, name, constructor=False, operator=False):
             message = str(e)
             if not any(m in message for m in _MARKERS):
                 raise
-            if operator:
-                return NotImplemented
             raise TypeError(explain(name, message, args, kwargs, constructor)) from None
     call._crew_arguments = True
     return call
@@ -241,5 +239,5 @@ def _install_class(cls):
             setattr(cls, attr, _wrap(member.__func__, cls.__name__, constructor=True))
         elif cls.__name__ == "Tensor" and (attr in _WRAPPED_DUNDERS or not attr.startswith("__")):
             setattr(cls, attr, _wrap(member.__func__, f"Tensor.{attr}"))
-        elif cls.__name__ == "Tensor" and attr.startswith("__"):
-            setattr(cls, attr, _wrap(member.__func__, f"Tensor.{attr}", operator=True))
+        # Tensor's arithmetic operators are bound with py::is_operator(): pybind11 returns
+        # NotImplemented itself, and they stay unwrapped (no Python frame per + or *).

@@ -182,21 +182,21 @@ void bind_members(py::class_<Tensor>& cls) {
 }
 
 void bind_operators(py::class_<Tensor>& cls) {
-  cls.def("__add__", [](const Tensor& a, const Tensor& b) { return add(a, b); }, Release())
-      .def("__add__", [](const Tensor& a, double b) { return add(a, b); }, Release())
-      .def("__radd__", [](const Tensor& a, double b) { return add(a, b); }, Release())
-      .def("__sub__", [](const Tensor& a, const Tensor& b) { return sub(a, b); }, Release())
-      .def("__sub__", [](const Tensor& a, double b) { return add(a, -b); }, Release())
-      .def("__rsub__", [](const Tensor& a, double b) { return add(neg(a), b); }, Release())
-      .def("__mul__", [](const Tensor& a, const Tensor& b) { return mul(a, b); }, Release())
-      .def("__mul__", [](const Tensor& a, double b) { return mul(a, b); }, Release())
-      .def("__rmul__", [](const Tensor& a, double b) { return mul(a, b); }, Release())
-      .def("__truediv__", [](const Tensor& a, const Tensor& b) { return div(a, b); }, Release())
-      .def("__truediv__", [](const Tensor& a, double b) { return mul(a, 1.0 / b); }, Release())
-      .def("__rtruediv__", [](const Tensor& a, double b) { return mul(pow(a, -1.0), b); }, Release())
-      .def("__pow__", [](const Tensor& a, double e) { return pow(a, e); }, Release())
-      .def("__neg__", [](const Tensor& a) { return neg(a); }, Release())
-      .def("__matmul__", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, Release());
+  cls.def("__add__", [](const Tensor& a, const Tensor& b) { return add(a, b); }, py::is_operator(), Release())
+      .def("__add__", [](const Tensor& a, double b) { return add(a, b); }, py::is_operator(), Release())
+      .def("__radd__", [](const Tensor& a, double b) { return add(a, b); }, py::is_operator(), Release())
+      .def("__sub__", [](const Tensor& a, const Tensor& b) { return sub(a, b); }, py::is_operator(), Release())
+      .def("__sub__", [](const Tensor& a, double b) { return add(a, -b); }, py::is_operator(), Release())
+      .def("__rsub__", [](const Tensor& a, double b) { return add(neg(a), b); }, py::is_operator(), Release())
+      .def("__mul__", [](const Tensor& a, const Tensor& b) { return mul(a, b); }, py::is_operator(), Release())
+      .def("__mul__", [](const Tensor& a, double b) { return mul(a, b); }, py::is_operator(), Release())
+      .def("__rmul__", [](const Tensor& a, double b) { return mul(a, b); }, py::is_operator(), Release())
+      .def("__truediv__", [](const Tensor& a, const Tensor& b) { return div(a, b); }, py::is_operator(), Release())
+      .def("__truediv__", [](const Tensor& a, double b) { return mul(a, 1.0 / b); }, py::is_operator(), Release())
+      .def("__rtruediv__", [](const Tensor& a, double b) { return mul(pow(a, -1.0), b); }, py::is_operator(), Release())
+      .def("__pow__", [](const Tensor& a, double e) { return pow(a, e); }, py::is_operator(), Release())
+      .def("__neg__", [](const Tensor& a) { return neg(a); }, py::is_operator(), Release())
+      .def("__matmul__", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, py::is_operator(), Release());
 }
 
 void bind_functions(py::module_& m) {
