@@ -15,8 +15,9 @@ namespace crew::dist::detail {
 namespace {
 
 // The wire codes of the collectives (index + 1; 0 is never sent).
-constexpr std::array<const char*, 9> kOps = {"all_reduce", "broadcast", "reduce",   "all_gather", "gather",
-                                             "scatter",    "reduce_scatter", "alltoall", "barrier"};
+constexpr std::array<const char*, 9> kOps = {"all_reduce",     "broadcast", "reduce",
+                                             "all_gather",     "gather",    "scatter",
+                                             "reduce_scatter", "alltoall",  "barrier"};
 constexpr std::array<DType, 5> kDtypes = {DType::FLOAT32, DType::FLOAT64, DType::INT32, DType::INT64,
                                           DType::UINT8};
 

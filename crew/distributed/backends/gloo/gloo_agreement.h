@@ -24,7 +24,7 @@ namespace crew::dist::detail {
 
 // One rank's view of a collective, as the ranks compare it.
 struct GlooCall {
-  std::string op;  // "all_reduce", "broadcast", ..., "barrier"
+  std::string op;     // "all_reduce", "broadcast", ..., "barrier"
   int64_t numel = 0;  // elements per rank (all_gather/gather: input; scatter/reduce_scatter: output)
   DType dtype = DType::FLOAT32;
   int root = -1;       // broadcast/reduce/gather/scatter; -1 otherwise
