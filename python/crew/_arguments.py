@@ -1,15 +1,16 @@
 """Readable TypeErrors for calls into crew._C with arguments it does not accept.
 
 pybind11 answers such a call with "incompatible function arguments" and a dump of C++
-signatures. crew wraps the functions, constructors and static methods of crew._C (and the
-named methods of Tensor, not its operators) once, at import, and turns that dump into one
+signatures. crew wraps the functions, constructors, static methods and named methods of
+crew._C (not Tensor's operators, see below) once, at import, and turns that dump into one
 line naming the argument and what it accepts:
 
     crew.reshape(x, "ab")
     TypeError: reshape(): argument 'shape' must be a list of int (64-bit), got str ('ab')
 
-Methods of classes that Python may subclass (Layer, Dataset, ...) are left alone: wrapping a
-C++ virtual in a Python function would read as a Python override to pybind11.
+Python subclasses (of Layer, Dataset, ...) override by plain attribute lookup; crew's
+bindings use no pybind11 trampolines (get_override), which would read a wrapper as a Python
+override.
 """
 import functools
 import numbers
@@ -182,8 +183,9 @@ def explain(name, message, args, kwargs, constructor=False):
                 bound.setdefault(p.name, v)
         value = bound.get(arg)
         accepted = " or ".join(dict.fromkeys(_words(a) for a in annotations))
-        return (f"{name}(): argument '{arg}' must be {accepted}, got {type(value).__name__} "
-                f"({_short(value)})")
+        unnamed = re.fullmatch(r"arg(\d+)", arg)  # a binding without py::arg names
+        label = f"argument {int(unnamed.group(1)) + 1}" if unnamed else f"argument '{arg}'"
+        return f"{name}(): {label} must be {accepted}, got {type(value).__name__} ({_short(value)})"
     if other:
         return f"{name}(): " + "; or ".join(dict.fromkeys(other))
     got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
@@ -212,7 +214,7 @@ def _is_pybind_function(obj):
 
 def install(module, _seen=None):
     """Wraps, in place, the functions of `module` and its submodules and the constructors,
-    static methods (and Tensor's methods) of its classes."""
+    static methods and methods of its classes."""
     seen = set() if _seen is None else _seen
     if id(module) in seen:
         return
@@ -237,7 +239,7 @@ def _install_class(cls):
             continue
         if attr == "__init__":
             setattr(cls, attr, _wrap(member.__func__, cls.__name__, constructor=True))
-        elif cls.__name__ == "Tensor" and (attr in _WRAPPED_DUNDERS or not attr.startswith("__")):
-            setattr(cls, attr, _wrap(member.__func__, f"Tensor.{attr}"))
+        elif attr in _WRAPPED_DUNDERS or not attr.startswith("__"):
+            setattr(cls, attr, _wrap(member.__func__, f"{cls.__name__}.{attr}"))
         # Tensor's arithmetic operators are bound with py::is_operator(): pybind11 returns
         # NotImplemented itself, and they stay unwrapped (no Python frame per + or *).

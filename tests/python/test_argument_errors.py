@@ -42,6 +42,8 @@ CASES = [
     (lambda: crew.concat([x(), 3]), TypeError, "concat(): argument 'x' must be a list of Tensor"),
     (lambda: crew.nn.ClipGradByGlobalNorm("a"), TypeError, "ClipGradByGlobalNorm(): argument 'clip_norm' must be float"),
     (lambda: x() + "a", TypeError, "unsupported operand type(s) for +"),
+    (lambda: crew.optimizer.SGD(parameters=linear_params()).set_lr("a"), TypeError,
+     "Optimizer.set_lr(): argument 1 must be float, got str ('a')"),
     (lambda: crew.vision.transforms.RandomCrop("a"), TypeError,
      "RandomCrop(): argument 'size' must be an int or (height, width), got str"),
     (lambda: crew.io.DistributedBatchSampler(crew.io.TensorDataset([x()]), 1, num_replicas="2", rank=0),
