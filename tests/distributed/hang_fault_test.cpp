@@ -294,6 +294,33 @@ TEST_P(DesyncFault, MismatchedSizeDtypeOrReductionIsADesyncErrorWithoutDetail) {
   }
 }
 
+// After Gloo's DesyncError the group goes on (no data moved), and a later failure's report
+// reads the ranks live again: not the desync's report, not "rank 1 failed in #0".
+TEST(GlooDesyncFault, GroupGoesOnAfterADesyncAndLaterReportsAreFresh) {
+  auto results = run_hang_job(
+      2,
+      [](int rank) {
+        init_parallel_env();
+        Tensor t = Tensor::ones({rank == 0 ? 4 : 8});
+        CHILD_EXPECT(!error_of<DesyncError>([&] { all_reduce(t); }).empty(), "expected a DesyncError");
+        Tensor ok = Tensor::full({4}, rank + 1.0);
+        all_reduce(ok);
+        CHILD_EXPECT(ok.to_vector<float>()[0] == 3.0f, "a matching all_reduce after the desync");
+        if (rank == 1) {
+          std::this_thread::sleep_for(std::chrono::seconds(6));  // alive, not in a collective
+          return;
+        }
+        const std::string error = error_of<TimeoutError>([&] { all_reduce(ok); });
+        CHILD_EXPECT(!error.empty(), "expected a TimeoutError");
+        show(rank, error);
+        expect_contains(error, "rank 1 is not in a collective (its last: all_reduce #1 (4 floats, SUM), done)");
+        CHILD_EXPECT(error.find("report of the first failure") == std::string::npos, "stale report: ", error);
+        CHILD_EXPECT(error.find("rank 1 failed in") == std::string::npos, "stale final state: ", error);
+      },
+      HangJobOptions{});
+  testing::expect_all_ok(results);
+}
+
 // Groups from new_group are checked too; their reports use group ranks and the group's name.
 TEST_P(DesyncFault, SubgroupDesyncNamesTheGroupAndItsRanks) {
   auto results = run_hang_job(

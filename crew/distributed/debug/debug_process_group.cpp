@@ -136,6 +136,7 @@ void DebugProcessGroup::abort_for_hang() {
 std::shared_ptr<Work> DebugProcessGroup::run(OpRecord record,
                                              const std::function<std::shared_ptr<Work>()>& issue) {
   const bool collective = !record.p2p;
+  core_->resume();
   const uint64_t id = core_->trace.begin(record);
   std::shared_ptr<Work> inner_work;
   try {

@@ -191,6 +191,14 @@ void publish_process(Store& store, int rank) {
   }
 }
 
+void withdraw_final(Store& store, int rank) {
+  try {
+    store.delete_key(final_key(rank));
+  } catch (const std::exception&) {
+    // A later report may then read the stale final state: only its text suffers.
+  }
+}
+
 void publish_final(Store& store, const RankState& state) {
   try {
     store.set(final_key(state.rank), state.encode());

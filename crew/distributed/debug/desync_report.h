@@ -71,5 +71,7 @@ void publish_process(Store& store, int rank);
 
 // Publishes `state` as its rank's final state (LEFT, or FAILED after a failure). Never throws.
 void publish_final(Store& store, const RankState& state);
+// Removes `rank`'s final state (it goes on after a recoverable failure). Never throws.
+void withdraw_final(Store& store, int rank);
 
 }  // namespace crew::dist::debug
