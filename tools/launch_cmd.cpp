@@ -208,13 +208,27 @@ void apply_token_file(LaunchCommandLine& c) {
   }
 }
 
-// A training script ending in .py runs under the interpreter, as Paddle's launcher does:
-// CREW_PYTHON (python3 -m crew.distributed.launch sets it to its own), else python3.
+// A training script ending in .py runs under an interpreter, as Paddle's launcher does: the one
+// that ran `python -m crew.distributed.launch` (it exports CREW_PYTHON = sys.executable), else
+// the one crew's Python package was built for, else python3 on PATH. The first python3 on PATH
+// may be another interpreter (a pyenv shim) without numpy or crew.
 void run_python_scripts_with_interpreter(launch::LaunchOptions& o) {
   const std::string& p = o.program;
   if (p.size() < 4 || p.compare(p.size() - 3, 3, ".py") != 0) return;
   o.program_args.insert(o.program_args.begin(), p);
-  o.program = env::get_string("CREW_PYTHON", "python3");
+  const std::string from_env = env::get_string("CREW_PYTHON", "");
+  if (!from_env.empty()) {
+    o.program = from_env;
+    o.interpreter_source = "CREW_PYTHON (the interpreter that ran python -m crew.distributed.launch)";
+    return;
+  }
+#ifdef CREW_BUILT_PYTHON
+  o.program = CREW_BUILT_PYTHON;
+  o.interpreter_source = "the interpreter crew was built for";
+#else
+  o.program = "python3";
+  o.interpreter_source = "python3 on PATH (crew was built without its Python package)";
+#endif
 }
 
 // Everything after CLI11: the program, the checks CLI11 cannot make, the conversions.

@@ -47,11 +47,11 @@ void Tensor::clear_grad(bool set_to_zero) {
   }
 }
 
-void Tensor::backward() const {
+void Tensor::backward(bool retain_graph) const {
   check_defined("backward");
   CREW_CHECK(numel() == 1, "backward: a tensor of shape ", shape_str(shape()),
              " is not a scalar; pass the gradient explicitly");
-  backward(Tensor::ones(shape(), dtype()), false);
+  backward(Tensor::ones(shape(), dtype()), retain_graph);
 }
 
 void Tensor::backward(const Tensor& grad_output, bool retain_graph) const {

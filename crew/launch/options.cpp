@@ -185,7 +185,7 @@ std::vector<std::pair<std::string, std::string>> describe(const LaunchOptions& o
   auto or_none = [](const std::string& s) { return s.empty() ? std::string("None") : s; };
   std::string args;
   for (const auto& a : o.program_args) args += (args.empty() ? "" : " ") + a;
-  return {
+  std::vector<std::pair<std::string, std::string>> d = {
       {"devices", or_none(o.devices)},
       {"nproc_per_node", o.nproc_per_node < 0 ? "None" : std::to_string(o.nproc_per_node)},
       {"nnodes", std::to_string(o.nnodes)},
@@ -207,6 +207,8 @@ std::vector<std::pair<std::string, std::string>> describe(const LaunchOptions& o
       {"training_script", o.program},
       {"training_script_args", args.empty() ? "[]" : "[" + args + "]"},
   };
+  if (!o.interpreter_source.empty()) d.push_back({"python", o.program + " (" + o.interpreter_source + ")"});
+  return d;
 }
 
 }  // namespace crew::launch

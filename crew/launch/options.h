@@ -33,6 +33,7 @@ struct LaunchOptions {
 
   std::string program;  // the training program (a binary or script)
   std::vector<std::string> program_args;
+  std::string interpreter_source;  // for a .py script: how `program` (its interpreter) was chosen
   std::string devices;      // "0,1,2": device ids (CPU slots without a GPU); "" = all
   int nproc_per_node = -1;  // -1: one per selected device
   int nnodes = 1;

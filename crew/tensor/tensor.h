@@ -148,8 +148,9 @@ class Tensor {
   void set_grad(const Tensor& grad);
   // Sets the gradient to undefined (set_to_zero=false) or to zeros (true).
   void clear_grad(bool set_to_zero = false);
-  // Backpropagates from this tensor; a non-scalar needs an explicit gradient.
-  void backward() const;
+  // Backpropagates from this scalar (gradient 1); retain_graph keeps the graph for another pass.
+  void backward(bool retain_graph = false) const;
+  // Backpropagates from this tensor with an explicit gradient of its shape.
   void backward(const Tensor& grad_output, bool retain_graph = false) const;
   // A tensor sharing data, with no history and stop_gradient = true.
   Tensor detach() const;

@@ -7,6 +7,8 @@ The work runs in crew's C++ core (crew._C): kernels, autograd, DataLoader thread
 collectives. docs/python.md maps Paddle's API to crew's and lists what differs.
 """
 from . import _C
+from . import _arguments
+_arguments.install(_C)  # readable TypeErrors for arguments crew._C does not accept (first)
 from ._C import Tensor, dtype, to_tensor, save, load
 from ._C import (Place, CPUPlace, CUDAPlace, CUDAPinnedPlace, set_device, get_device,  # noqa: F401
                  is_compiled_with_cuda, DeviceError)

@@ -4,6 +4,9 @@
 #include <pybind11/operators.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "bindings.h"
 #include "crew/autograd/autograd.h"
 #include "crew/autograd/ops.h"
@@ -26,14 +29,31 @@ int64_t norm_axis(int64_t axis, int64_t dim, const char* op) {
   return a;
 }
 
+// axis: None (everything, to shape [1]), an int, or a list/tuple of ints (Paddle's forms).
 Tensor reduce(const Tensor& x, py::object axis, bool keepdim, bool mean, const char* op) {
+  constexpr const char* kAccepted = "an int, a list or tuple of ints, or None";
   if (axis.is_none()) {  // shape [1], as Paddle 2.4 (the seed's version) reduces to
     py::gil_scoped_release nogil;
     return reshape(mean ? crew::mean(x) : crew::sum(x), {1});
   }
-  const int64_t a = norm_axis(axis.cast<int64_t>(), x.dim(), op);
+  std::vector<int64_t> axes;
+  if (PyList_Check(axis.ptr()) || PyTuple_Check(axis.ptr())) {
+    for (int64_t a : cast_arg<std::vector<int64_t>>(axis, op, "axis", kAccepted)) axes.push_back(norm_axis(a, x.dim(), op));
+  } else {
+    axes.push_back(norm_axis(cast_arg<int64_t>(axis, op, "axis", kAccepted), x.dim(), op));
+  }
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) {
+    throw py::value_error(std::string(op) + "(): argument 'axis' names an axis twice");
+  }
+  if (axes.empty()) return reduce(x, py::none(), keepdim, mean, op);
   py::gil_scoped_release nogil;
-  return mean ? crew::mean(x, a, keepdim) : crew::sum(x, a, keepdim);
+  Tensor out = x;
+  // From the last axis back, so that the earlier axes keep their numbers without keepdim.
+  for (auto it = axes.rbegin(); it != axes.rend(); ++it) {
+    out = mean ? crew::mean(out, *it, keepdim) : crew::sum(out, *it, keepdim);
+  }
+  return out;
 }
 
 // One index on an axis of extent n: an int in [-n, n) -> [i, i + 1), or a slice of step 1.
@@ -44,7 +64,14 @@ struct AxisRange {
 
 AxisRange axis_range(py::handle key, int64_t n, int64_t axis) {
   if (PyIndex_Check(key.ptr())) {
-    const auto i = key.cast<int64_t>();
+    int overflow = 0;
+    py::object as_int = py::reinterpret_steal<py::object>(PyNumber_Index(key.ptr()));
+    if (!as_int) throw py::error_already_set();
+    const long long i = PyLong_AsLongLongAndOverflow(as_int.ptr(), &overflow);
+    if (overflow != 0) {
+      throw py::index_error("index " + std::string(py::str(as_int)) + " is out of range for axis " +
+                            std::to_string(axis) + " of size " + std::to_string(n));
+    }
     if (i < -n || i >= n) {
       throw py::index_error("index " + std::to_string(i) + " is out of range for axis " + std::to_string(axis) +
                             " of size " + std::to_string(n));
@@ -97,11 +124,11 @@ Tensor index(const Tensor& t, py::handle key) {
 std::vector<Tensor> split_sections(const Tensor& x, py::handle num_or_sections, int64_t axis) {
   const int64_t a = norm_axis(axis, x.dim(), "split");
   if (PyLong_Check(num_or_sections.ptr())) {
-    const auto n = num_or_sections.cast<int64_t>();
+    const auto n = cast_arg<int64_t>(num_or_sections, "split", "num_or_sections", "an int or a list of ints");
     py::gil_scoped_release nogil;
     return split(x, n, a);
   }
-  auto sizes = num_or_sections.cast<std::vector<int64_t>>();
+  auto sizes = cast_arg<std::vector<int64_t>>(num_or_sections, "split", "num_or_sections", "an int or a list of ints");
   const int64_t extent = x.size(a);
   int64_t known = 0, rest = -1;
   for (size_t i = 0; i < sizes.size(); ++i) {
@@ -139,10 +166,10 @@ void bind_members(py::class_<Tensor>& cls) {
       .def("backward", [](const Tensor& t, py::object grad, bool retain_graph) {
              if (grad.is_none()) {
                py::gil_scoped_release nogil;
-               t.backward();
+               t.backward(retain_graph);
                return;
              }
-             Tensor g = grad.cast<Tensor>();
+             Tensor g = cast_arg<Tensor>(grad, "backward", "grad_tensor", "a Tensor or None");
              py::gil_scoped_release nogil;
              t.backward(g, retain_graph);
            }, py::arg("grad_tensor") = py::none(), py::arg("retain_graph") = false)
@@ -155,21 +182,21 @@ void bind_members(py::class_<Tensor>& cls) {
 }
 
 void bind_operators(py::class_<Tensor>& cls) {
-  cls.def("__add__", [](const Tensor& a, const Tensor& b) { return add(a, b); }, Release())
-      .def("__add__", [](const Tensor& a, double b) { return add(a, b); }, Release())
-      .def("__radd__", [](const Tensor& a, double b) { return add(a, b); }, Release())
-      .def("__sub__", [](const Tensor& a, const Tensor& b) { return sub(a, b); }, Release())
-      .def("__sub__", [](const Tensor& a, double b) { return add(a, -b); }, Release())
-      .def("__rsub__", [](const Tensor& a, double b) { return add(neg(a), b); }, Release())
-      .def("__mul__", [](const Tensor& a, const Tensor& b) { return mul(a, b); }, Release())
-      .def("__mul__", [](const Tensor& a, double b) { return mul(a, b); }, Release())
-      .def("__rmul__", [](const Tensor& a, double b) { return mul(a, b); }, Release())
-      .def("__truediv__", [](const Tensor& a, const Tensor& b) { return div(a, b); }, Release())
-      .def("__truediv__", [](const Tensor& a, double b) { return mul(a, 1.0 / b); }, Release())
-      .def("__rtruediv__", [](const Tensor& a, double b) { return mul(pow(a, -1.0), b); }, Release())
-      .def("__pow__", [](const Tensor& a, double e) { return pow(a, e); }, Release())
-      .def("__neg__", [](const Tensor& a) { return neg(a); }, Release())
-      .def("__matmul__", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, Release());
+  cls.def("__add__", [](const Tensor& a, const Tensor& b) { return add(a, b); }, py::is_operator(), Release())
+      .def("__add__", [](const Tensor& a, double b) { return add(a, b); }, py::is_operator(), Release())
+      .def("__radd__", [](const Tensor& a, double b) { return add(a, b); }, py::is_operator(), Release())
+      .def("__sub__", [](const Tensor& a, const Tensor& b) { return sub(a, b); }, py::is_operator(), Release())
+      .def("__sub__", [](const Tensor& a, double b) { return add(a, -b); }, py::is_operator(), Release())
+      .def("__rsub__", [](const Tensor& a, double b) { return add(neg(a), b); }, py::is_operator(), Release())
+      .def("__mul__", [](const Tensor& a, const Tensor& b) { return mul(a, b); }, py::is_operator(), Release())
+      .def("__mul__", [](const Tensor& a, double b) { return mul(a, b); }, py::is_operator(), Release())
+      .def("__rmul__", [](const Tensor& a, double b) { return mul(a, b); }, py::is_operator(), Release())
+      .def("__truediv__", [](const Tensor& a, const Tensor& b) { return div(a, b); }, py::is_operator(), Release())
+      .def("__truediv__", [](const Tensor& a, double b) { return mul(a, 1.0 / b); }, py::is_operator(), Release())
+      .def("__rtruediv__", [](const Tensor& a, double b) { return mul(pow(a, -1.0), b); }, py::is_operator(), Release())
+      .def("__pow__", [](const Tensor& a, double e) { return pow(a, e); }, py::is_operator(), Release())
+      .def("__neg__", [](const Tensor& a) { return neg(a); }, py::is_operator(), Release())
+      .def("__matmul__", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, py::is_operator(), Release());
 }
 
 void bind_functions(py::module_& m) {

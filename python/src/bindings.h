@@ -27,6 +27,23 @@ void bind_distributed(py::module_& m);  // distributed.cpp: init, groups, tensor
 void bind_distributed_objects(py::module_& dist);  // distributed_objects.cpp: objects, env
 void bind_data_parallel(py::module_& m);  // data_parallel.cpp: DataParallel for a Python layer
 
+// Raises TypeError "func(): argument 'arg' must be <accepted>, got <type>" for `value` ("func
+// must be ..." when arg is ""), or
+// ValueError when `value` is an int beyond 64 bits (pybind11 says only "Unable to cast").
+[[noreturn]] void throw_bad_argument(py::handle value, const char* func, const char* arg, const char* accepted);
+
+// value.cast<T>(), with throw_bad_argument's error when value is not a T. Every conversion of
+// a user's argument inside a binding goes through it, so no pybind11 cast text reaches users.
+//   int64_t axis = cast_arg<int64_t>(obj, "sum", "axis", "an int, a list of ints or None");
+template <typename T>
+T cast_arg(py::handle value, const char* func, const char* arg, const char* accepted) {
+  try {
+    return value.cast<T>();
+  } catch (const py::cast_error&) {
+    throw_bad_argument(value, func, arg, accepted);
+  }
+}
+
 // State dicts between Python (dict of name -> Tensor) and C++ (serialize.cpp).
 StateDict state_dict_from_py(py::handle obj, const char* op);
 py::dict state_dict_to_py(const StateDict& sd);

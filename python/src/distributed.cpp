@@ -27,7 +27,7 @@ py::object task(WorkPtr work, bool sync_op) {
 std::vector<Tensor> tensors_of(const py::object& list) {
   std::vector<Tensor> out;
   if (list.is_none()) return out;
-  for (py::handle item : list) out.push_back(item.cast<Tensor>());
+  for (py::handle item : list) out.push_back(cast_arg<Tensor>(item, "collective", "tensor_list", "a list of Tensors"));
   return out;
 }
 

@@ -17,15 +17,27 @@ namespace {
 using dist::Object;
 using GroupPtr = std::shared_ptr<dist::Group>;
 
-std::vector<Object> objects_of(py::handle list) {
+std::vector<Object> objects_of(py::handle list, const char* op, std::string* refused) {
   std::vector<Object> out;
-  for (py::handle item : list) out.push_back(object_from_py(item));
+  for (py::handle item : list) out.push_back(object_from_py(item, op, refused));
   return out;
 }
 
-void refill(py::list& list, const std::vector<Object>& objects) {
+// Replaces list's items by `objects` (converted first, so an error leaves the list as it was).
+// `src` is the sender of every object, or -1 when objects[i] came from group rank i.
+void refill(py::list& list, const std::vector<Object>& objects, const char* op, int src) {
+  std::vector<py::object> values;
+  for (size_t i = 0; i < objects.size(); ++i) {
+    values.push_back(object_to_py(objects[i], ObjectSource{op, src >= 0 ? src : static_cast<int>(i)}));
+  }
   PyList_SetSlice(list.ptr(), 0, PyList_Size(list.ptr()), nullptr);
-  for (const auto& o : objects) list.append(object_to_py(o));
+  for (auto& v : values) list.append(std::move(v));
+}
+
+// The sender's error for an object it could not send (raised after the collective, so that
+// its peers are not left waiting in it).
+void raise_if_refused(const std::string& refused) {
+  if (!refused.empty()) throw py::type_error(refused);
 }
 
 py::dict env_dict(const ParallelEnv& e) {
@@ -50,23 +62,37 @@ py::dict env_dict(const ParallelEnv& e) {
 
 void bind_distributed_objects(py::module_& d) {
   d.def("all_gather_object", [](py::list out, py::handle obj, const GroupPtr& g) {
-         Object mine = object_from_py(obj);
+         std::string refused;
+         Object mine = object_from_py(obj, "all_gather_object", &refused);
          std::vector<Object> all;
          { py::gil_scoped_release nogil; dist::all_gather_object(all, mine, g.get()); }
-         if (!g || g->is_member()) refill(out, all);
+         raise_if_refused(refused);
+         if (!g || g->is_member()) refill(out, all, "all_gather_object", -1);
        }, py::arg("object_list"), py::arg("obj"), py::arg("group") = nullptr);
   d.def("broadcast_object_list", [](py::list list, int src, const GroupPtr& g) {
-         std::vector<Object> objects = objects_of(list);
+         std::string refused;
+         const bool sending = dist::get_rank() == src;
+         std::vector<Object> objects = objects_of(list, "broadcast_object_list", sending ? &refused : nullptr);
          { py::gil_scoped_release nogil; dist::broadcast_object_list(objects, src, g.get()); }
-         if (!g || g->is_member()) refill(list, objects);
+         raise_if_refused(refused);
+         if (!g || g->is_member()) refill(list, objects, "broadcast_object_list", src);
        }, py::arg("object_list"), py::arg("src") = 0, py::arg("group") = nullptr);
   d.def("scatter_object_list", [](py::list out, py::object in, int src, const GroupPtr& g) {
-         std::vector<Object> ins = in.is_none() ? std::vector<Object>{} : objects_of(in);
+         std::string refused;
+         const bool sending = dist::get_rank() == src;
+         std::vector<Object> ins = in.is_none() ? std::vector<Object>{}
+                                                : objects_of(in, "scatter_object_list", sending ? &refused : nullptr);
          std::vector<Object> mine;
          { py::gil_scoped_release nogil; dist::scatter_object_list(mine, ins, src, g.get()); }
-         if (!g || g->is_member()) refill(out, mine);
+         raise_if_refused(refused);
+         if (!g || g->is_member()) refill(out, mine, "scatter_object_list", src);
        }, py::arg("scatter_object_output_list"), py::arg("scatter_object_input_list") = py::none(),
        py::arg("src") = 0, py::arg("group") = nullptr);
+  d.def("set_object_pickle", &set_object_pickle, py::arg("enabled"),
+        "Whether the object collectives pickle non-plain values and unpickle peers' (default off; "
+        "CREW_OBJECT_PICKLE=1). Unpickling runs code the sender chose: enable only when every "
+        "process of the job is trusted.");
+  d.def("object_pickle_enabled", &object_pickle_enabled);
   d.def("parallel_env", [] { return env_dict(ParallelEnv::from_env()); },
         "The parallel environment as the launcher's variables describe it");
   d.def("spawn_devices", [](int nprocs, const std::string& devices) {

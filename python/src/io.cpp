@@ -175,7 +175,7 @@ void bind_samplers(py::module_& io) {
              std::shared_ptr<io::Sampler> s;
              if (!sampler.is_none()) {
                CREW_CHECK(!shuffle, "BatchSampler: shuffle must be False when a sampler is given");
-               s = sampler.cast<std::shared_ptr<io::Sampler>>();
+               s = cast_arg<std::shared_ptr<io::Sampler>>(sampler, "BatchSampler", "sampler", "a Sampler or None");
              } else if (shuffle) {
                s = std::make_shared<io::RandomSampler>(num_samples_of(dataset));
              } else {
@@ -192,8 +192,10 @@ void bind_samplers(py::module_& io) {
       .def(py::init([](py::object dataset, int64_t batch_size, py::object num_replicas, py::object rank,
                        bool shuffle, bool drop_last) {
              io::DistributedBatchSamplerOptions o;
-             o.num_replicas = num_replicas.is_none() ? -1 : num_replicas.cast<int>();
-             o.rank = rank.is_none() ? -1 : rank.cast<int>();
+             o.num_replicas = num_replicas.is_none()
+                                 ? -1
+                                 : cast_arg<int>(num_replicas, "DistributedBatchSampler", "num_replicas", "an int or None");
+             o.rank = rank.is_none() ? -1 : cast_arg<int>(rank, "DistributedBatchSampler", "rank", "an int or None");
              o.shuffle = shuffle;
              o.drop_last = drop_last;
              return std::make_shared<DBS>(num_samples_of(dataset), batch_size, o);

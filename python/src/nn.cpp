@@ -20,8 +20,8 @@ namespace F = nn::functional;
 
 // Paddle's sizes: an int or a pair.
 nn::Size2 size2(py::handle v, const char* what) {
-  if (PyLong_Check(v.ptr())) return nn::Size2(v.cast<int64_t>());
-  auto pair = v.cast<std::vector<int64_t>>();
+  if (PyLong_Check(v.ptr())) return nn::Size2(cast_arg<int64_t>(v, what, "", "an int or 2 ints"));
+  auto pair = cast_arg<std::vector<int64_t>>(v, what, "", "an int or 2 ints");
   if (pair.size() != 2) {
     throw py::value_error(std::string(what) + ": expected an int or 2 ints, got " + std::to_string(pair.size()));
   }
@@ -30,7 +30,10 @@ nn::Size2 size2(py::handle v, const char* what) {
 
 StateDict state_dict_from(const py::dict& d) {
   StateDict sd;
-  for (auto [k, v] : d) sd.insert(k.cast<std::string>(), v.cast<Tensor>());
+  for (auto [k, v] : d) {
+    sd.insert(cast_arg<std::string>(k, "set_state_dict", "state_dict", "a dict of str -> Tensor"),
+              cast_arg<Tensor>(v, "set_state_dict", "state_dict", "a dict of str -> Tensor"));
+  }
   return sd;
 }
 

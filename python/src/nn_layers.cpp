@@ -20,7 +20,9 @@ namespace F = nn::functional;
 // Paddle's output_size: an int or a pair of ints (None entries, "keep the input size", are
 // not supported).
 nn::Size2 output_size2(py::handle v) {
-  if (PyLong_Check(v.ptr())) return nn::Size2(v.cast<int64_t>());
+  constexpr const char* kAccepted = "an int or 2 ints";
+  if (PyLong_Check(v.ptr())) return nn::Size2(cast_arg<int64_t>(v, "adaptive_avg_pool2d", "output_size", kAccepted));
+  if (!py::isinstance<py::sequence>(v)) throw_bad_argument(v, "adaptive_avg_pool2d", "output_size", kAccepted);
   py::sequence seq = py::reinterpret_borrow<py::sequence>(v);
   if (seq.size() != 2) {
     throw py::value_error("adaptive_avg_pool2d: output_size must be an int or 2 ints, got " +
@@ -29,13 +31,14 @@ nn::Size2 output_size2(py::handle v) {
   for (py::handle s : seq) {
     if (s.is_none()) throw py::value_error("adaptive_avg_pool2d: output_size None entries are not supported");
   }
-  return nn::Size2(seq[0].cast<int64_t>(), seq[1].cast<int64_t>());
+  return nn::Size2(cast_arg<int64_t>(seq[0], "adaptive_avg_pool2d", "output_size", kAccepted),
+                   cast_arg<int64_t>(seq[1], "adaptive_avg_pool2d", "output_size", kAccepted));
 }
 
 // Paddle's padding_idx: None (crew's -1) or an id in [-V, V), negative counting from V.
 int64_t padding_index(py::handle padding_idx, int64_t num_embeddings) {
   if (padding_idx.is_none()) return -1;
-  const auto i = padding_idx.cast<int64_t>();
+  const auto i = cast_arg<int64_t>(padding_idx, "Embedding", "padding_idx", "an int or None");
   if (i < -num_embeddings || i >= num_embeddings) {
     throw py::value_error("embedding: padding_idx " + std::to_string(i) + " is out of range for " +
                           std::to_string(num_embeddings) + " embeddings");
@@ -45,11 +48,13 @@ int64_t padding_index(py::handle padding_idx, int64_t num_embeddings) {
 
 // Paddle's normalized_shape: an int or a list of the trailing extents.
 Shape normalized(py::handle v) {
-  if (PyLong_Check(v.ptr())) return Shape{v.cast<int64_t>()};
-  return v.cast<Shape>();
+  if (PyLong_Check(v.ptr())) return Shape{cast_arg<int64_t>(v, "LayerNorm", "normalized_shape", "an int or a list of ints")};
+  return cast_arg<Shape>(v, "LayerNorm", "normalized_shape", "an int or a list of ints");
 }
 
-Tensor optional_tensor(py::handle v) { return v.is_none() ? Tensor() : v.cast<Tensor>(); }
+Tensor optional_tensor(py::handle v, const char* func, const char* arg) {
+  return v.is_none() ? Tensor() : cast_arg<Tensor>(v, func, arg, "a Tensor or None");
+}
 
 void bind_layers(py::module_& n) {
   py::class_<nn::LayerNorm, Layer, std::shared_ptr<nn::LayerNorm>>(n, "LayerNorm")
@@ -76,7 +81,7 @@ void bind_functional(py::module_& f) {
   f.def("layer_norm", [](const Tensor& x, py::handle normalized_shape, py::handle weight, py::handle bias,
                          double epsilon) {
           const Shape s = normalized(normalized_shape);
-          const Tensor w = optional_tensor(weight), b = optional_tensor(bias);
+          const Tensor w = optional_tensor(weight, "layer_norm", "weight"), b = optional_tensor(bias, "layer_norm", "bias");
           py::gil_scoped_release nogil;
           return F::layer_norm(x, s, w, b, epsilon);
         }, py::arg("x"), py::arg("normalized_shape"), py::arg("weight") = py::none(), py::arg("bias") = py::none(),

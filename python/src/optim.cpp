@@ -21,16 +21,25 @@ std::vector<Tensor> params_of(py::handle parameters, const char* op) {
   if (parameters.is_none()) {
     throw py::value_error(std::string(op) + ": parameters is None; pass model.parameters()");
   }
+  constexpr const char* kAccepted = "an iterable of Tensors (model.parameters())";
+  if (!py::isinstance<py::iterable>(parameters)) throw_bad_argument(parameters, op, "parameters", kAccepted);
   std::vector<Tensor> out;
-  for (py::handle p : parameters) out.push_back(p.cast<Tensor>());
+  for (py::handle p : parameters) {
+    if (py::isinstance<py::dict>(p)) {
+      throw py::type_error(std::string(op) + "(): argument 'parameters' holds a dict: parameter groups (per-group "
+                           "learning_rate or weight_decay) are not supported; pass " + kAccepted +
+                           " and one optimizer per group");
+    }
+    out.push_back(cast_arg<Tensor>(p, op, "parameters", kAccepted));
+  }
   if (out.empty()) throw py::value_error(std::string(op) + ": the parameter list is empty");
   return out;
 }
 
 // Paddle's learning_rate: a float or an LRScheduler (which the optimizer then reads each step).
-optim::LearningRate learning_rate(py::handle lr) {
+optim::LearningRate learning_rate(py::handle lr, const char* op) {
   if (py::isinstance<LRScheduler>(lr)) return lr.cast<std::shared_ptr<LRScheduler>>();
-  return lr.cast<double>();
+  return cast_arg<double>(lr, op, "learning_rate", "a float or an LRScheduler");
 }
 
 ClipPtr clip_of(py::handle grad_clip) {
@@ -52,7 +61,7 @@ void bind_schedules(py::module_& o) {
   py::class_<LRScheduler, std::shared_ptr<LRScheduler>>(lr, "LRScheduler")
       .def("step", [](LRScheduler& s, py::object epoch) {
              if (epoch.is_none()) s.step();
-             else s.step(epoch.cast<int64_t>());
+             else s.step(cast_arg<int64_t>(epoch, "LRScheduler.step", "epoch", "an int or None"));
            }, py::arg("epoch") = py::none())
       .def("__call__", &LRScheduler::last_lr)
       .def("get_lr", &LRScheduler::last_lr)
@@ -83,7 +92,8 @@ void bind_schedules(py::module_& o) {
           return std::make_shared<optim::LinearWarmup>(learning_rate.cast<std::shared_ptr<LRScheduler>>(),
                                                        warmup_steps, start_lr, end_lr, last_epoch);
         }
-        return std::make_shared<optim::LinearWarmup>(learning_rate.cast<double>(), warmup_steps, start_lr, end_lr,
+        return std::make_shared<optim::LinearWarmup>(
+            cast_arg<double>(learning_rate, "LinearWarmup", "learning_rate", "a float or an LRScheduler"), warmup_steps, start_lr, end_lr,
                                                      last_epoch);
       }), py::arg("learning_rate"), py::arg("warmup_steps"), py::arg("start_lr"), py::arg("end_lr"),
       py::arg("last_epoch") = -1);
@@ -103,7 +113,8 @@ void bind_clips(py::module_& o) {
   py::class_<optim::ClipGradByValue, GradientClip, std::shared_ptr<optim::ClipGradByValue>>(o, "ClipGradByValue")
       .def(py::init([](double max, py::object min) {
              return min.is_none() ? std::make_shared<optim::ClipGradByValue>(max)
-                                  : std::make_shared<optim::ClipGradByValue>(max, min.cast<double>());
+                                  : std::make_shared<optim::ClipGradByValue>(
+                                        max, cast_arg<double>(min, "ClipGradByValue", "min", "a float or None"));
            }), py::arg("max"), py::arg("min") = py::none());
 }
 
@@ -118,26 +129,26 @@ void bind_optimizers(py::module_& o) {
         o.set_state_dict(state_dict_from_py(sd, "Optimizer.set_state_dict"));
       });
   o.def("SGD", [](py::handle lr, py::object params, double wd, py::handle clip) -> std::shared_ptr<Optimizer> {
-         return std::make_shared<optim::SGD>(params_of(params, "SGD"), optim::SGDOptions{learning_rate(lr), wd, clip_of(clip)});
+         return std::make_shared<optim::SGD>(params_of(params, "SGD"), optim::SGDOptions{learning_rate(lr, "SGD"), wd, clip_of(clip)});
        }, py::arg("learning_rate") = 0.001, py::arg("parameters") = py::none(), py::arg("weight_decay") = 0.0,
        py::arg("grad_clip") = py::none());
   o.def("Momentum", [](py::handle lr, double momentum, py::object params, bool nesterov, double wd, py::handle clip)
             -> std::shared_ptr<Optimizer> {
          return std::make_shared<optim::Momentum>(
-             params_of(params, "Momentum"), optim::MomentumOptions{learning_rate(lr), momentum, nesterov, wd, clip_of(clip)});
+             params_of(params, "Momentum"), optim::MomentumOptions{learning_rate(lr, "Momentum"), momentum, nesterov, wd, clip_of(clip)});
        }, py::arg("learning_rate") = 0.001, py::arg("momentum") = 0.9, py::arg("parameters") = py::none(),
        py::arg("use_nesterov") = false, py::arg("weight_decay") = 0.0, py::arg("grad_clip") = py::none());
   o.def("Adam", [](py::handle lr, double b1, double b2, double eps, py::object params, double wd, py::handle clip)
             -> std::shared_ptr<Optimizer> {
          return std::make_shared<optim::Adam>(params_of(params, "Adam"),
-                                              optim::AdamOptions{learning_rate(lr), b1, b2, eps, wd, clip_of(clip)});
+                                              optim::AdamOptions{learning_rate(lr, "Adam"), b1, b2, eps, wd, clip_of(clip)});
        }, py::arg("learning_rate") = 0.001, py::arg("beta1") = 0.9, py::arg("beta2") = 0.999,
        py::arg("epsilon") = 1e-8, py::arg("parameters") = py::none(), py::arg("weight_decay") = 0.0,
        py::arg("grad_clip") = py::none());
   o.def("AdamW", [](py::handle lr, double b1, double b2, double eps, py::object params, double wd, py::handle clip)
             -> std::shared_ptr<Optimizer> {
          optim::AdamWOptions opt;
-         opt.learning_rate = learning_rate(lr);
+         opt.learning_rate = learning_rate(lr, "AdamW");
          opt.beta1 = b1;
          opt.beta2 = b2;
          opt.epsilon = eps;

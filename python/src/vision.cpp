@@ -19,7 +19,7 @@ using TransformHolder = std::shared_ptr<Transform>;
 // A float or a list of floats (Normalize's mean/std).
 std::vector<float> floats(py::handle v) {
   if (PyFloat_Check(v.ptr()) || PyLong_Check(v.ptr())) return {v.cast<float>()};
-  return v.cast<std::vector<float>>();
+  return cast_arg<std::vector<float>>(v, "Normalize", "mean/std", "a float or a list of floats");
 }
 
 void check_chw(const std::string& data_format, const char* what) {
@@ -52,10 +52,10 @@ void bind_transforms(py::module_& v) {
   py::class_<io::RandomCrop, Transform, std::shared_ptr<io::RandomCrop>>(v, "RandomCrop")
       .def(py::init([](py::handle size, int64_t padding, double fill) {
              if (PyLong_Check(size.ptr())) {
-               const auto s = size.cast<int64_t>();
+               const auto s = cast_arg<int64_t>(size, "RandomCrop", "size", "an int or (height, width)");
                return std::make_shared<io::RandomCrop>(s, s, padding, fill);
              }
-             auto hw = size.cast<std::vector<int64_t>>();
+             auto hw = cast_arg<std::vector<int64_t>>(size, "RandomCrop", "size", "an int or (height, width)");
              CREW_CHECK(hw.size() == 2, "RandomCrop: size must be an int or (height, width), got ", hw.size(), " values");
              return std::make_shared<io::RandomCrop>(hw[0], hw[1], padding, fill);
            }), py::arg("size"), py::arg("padding") = 0, py::arg("fill") = 0.0);

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <functional>
 #include <thread>
 
 #include "crew/core/timer.h"
@@ -248,6 +249,75 @@ TEST_P(DesyncFault, MismatchedSizesAndDtypesUnderDetailThenTheGroupStillWorks) {
         CHILD_EXPECT(ok.to_vector<float>()[7] == 3.0f, "a matching all_reduce after the desyncs");
       },
       job());
+  testing::expect_all_ok(results);
+}
+
+// Without DETAIL every backend still checks that the ranks agree on size, dtype and reduction
+// (Gloo through its preamble, shm through its descriptors): each mismatch is a DesyncError on
+// both ranks naming both calls, never an abort inside Gloo or a silently wrong result.
+TEST_P(DesyncFault, MismatchedSizeDtypeOrReductionIsADesyncErrorWithoutDetail) {
+  struct Case {
+    const char* what;
+    std::function<Tensor(int rank)> tensor;
+    std::function<ReduceOp(int rank)> op;
+    std::string rank0, rank1;  // how the report names each rank's call
+  };
+  const auto sum = [](int) { return ReduceOp::SUM; };
+  const std::vector<Case> cases = {
+      {"sizes", [](int r) { return Tensor::ones({r == 0 ? 4 : 8}); }, sum, "all_reduce #0 (4 floats, SUM)",
+       "all_reduce #0 (8 floats, SUM)"},
+      {"float32 vs float64", [](int r) { return Tensor::ones({4}, r == 0 ? DType::FLOAT32 : DType::FLOAT64); },
+       sum, "all_reduce #0 (4 floats, SUM)", "all_reduce #0 (4 doubles, SUM)"},
+      {"float32 vs int32", [](int r) { return Tensor::ones({4}, r == 0 ? DType::FLOAT32 : DType::INT32); },
+       sum, "all_reduce #0 (4 floats, SUM)", "all_reduce #0 (4 int32s, SUM)"},
+      {"SUM vs MAX", [](int) { return Tensor::ones({4}); },
+       [](int r) { return r == 0 ? ReduceOp::SUM : ReduceOp::MAX; }, "all_reduce #0 (4 floats, SUM)",
+       "all_reduce #0 (4 floats, MAX)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    HangJobOptions o = job();
+    o.deadline = std::chrono::seconds(30);  // each case ends within seconds, never by a hang
+    auto results = run_hang_job(
+        2,
+        [&c](int rank) {
+          init_parallel_env();
+          Tensor t = c.tensor(rank);
+          const std::string error = error_of<DesyncError>([&] { all_reduce(t, c.op(rank)); });
+          CHILD_EXPECT(!error.empty(), "expected a DesyncError");
+          show(rank, error);
+          expect_contains(error, "desync: ranks issued different collectives as #0: rank 0 " + c.rank0 +
+                                     ", rank 1 " + c.rank1);
+        },
+        o);
+    testing::expect_all_ok(results);
+  }
+}
+
+// After Gloo's DesyncError the group goes on (no data moved), and a later failure's report
+// reads the ranks live again: not the desync's report, not "rank 1 failed in #0".
+TEST(GlooDesyncFault, GroupGoesOnAfterADesyncAndLaterReportsAreFresh) {
+  auto results = run_hang_job(
+      2,
+      [](int rank) {
+        init_parallel_env();
+        Tensor t = Tensor::ones({rank == 0 ? 4 : 8});
+        CHILD_EXPECT(!error_of<DesyncError>([&] { all_reduce(t); }).empty(), "expected a DesyncError");
+        Tensor ok = Tensor::full({4}, rank + 1.0);
+        all_reduce(ok);
+        CHILD_EXPECT(ok.to_vector<float>()[0] == 3.0f, "a matching all_reduce after the desync");
+        if (rank == 1) {
+          std::this_thread::sleep_for(std::chrono::seconds(6));  // alive, not in a collective
+          return;
+        }
+        const std::string error = error_of<TimeoutError>([&] { all_reduce(ok); });
+        CHILD_EXPECT(!error.empty(), "expected a TimeoutError");
+        show(rank, error);
+        expect_contains(error, "rank 1 is not in a collective (its last: all_reduce #1 (4 floats, SUM), done)");
+        CHILD_EXPECT(error.find("report of the first failure") == std::string::npos, "stale report: ", error);
+        CHILD_EXPECT(error.find("rank 1 failed in") == std::string::npos, "stale final state: ", error);
+      },
+      HangJobOptions{});
   testing::expect_all_ok(results);
 }
 

@@ -146,3 +146,13 @@ def test_an_optimizer_step_between_two_backwards_is_detected():
     opt.step()
     with pytest.raises(RuntimeError, match="backward of 'mul'.*modified by an inplace operation"):
         loss.backward()
+
+
+def test_backward_retain_graph_without_a_gradient_allows_a_second_pass():
+    a = param([1.0, 2.0])
+    loss = crew.sum(crew.exp(a))
+    loss.backward(retain_graph=True)
+    loss.backward()
+    np.testing.assert_allclose(a.grad.numpy(), 2 * np.exp([1.0, 2.0]), rtol=1e-5)
+    with pytest.raises(Exception):
+        loss.backward()  # the graph was released by the second pass

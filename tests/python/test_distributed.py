@@ -134,16 +134,95 @@ def test_objects_typed_and_pickled_round_trip_in_a_group_of_one():
         assert dist.init_parallel_env() is None
     assert any("not a parallel execution environment" in str(w.message) for w in caught)
     assert not dist.is_initialized()
-    magic = b"\x00crew.pickle\x00payload"
-    cases = [None, True, -3, 2 ** 70, 1.5, "s\u00e9", b"\x00\x01", magic, [1, [2.5, None]],
-             {"a": {1: "b"}}, {(1, 2): "tuple key"}, Point(4), {"p": Point(5)}]
-    for obj in cases:
+    assert not dist.object_pickle_enabled()
+    plain = [None, True, -3, 1.5, "s\u00e9", b"\x00\x01", [1, [2.5, None]], {"a": {1: "b"}}]
+    for obj in plain:  # no pickle needed
         out = ["stale"]
         dist.all_gather_object(out, obj)
         assert out == [obj], obj
     out = []
     dist.all_gather_object(out, (1, "two"))
     assert out == [[1, "two"]]  # a tuple travels as a list, as in the C++ API
+    magic = b"\x00crew.pickle\x00payload"
+    pickled = [2 ** 70, magic, {(1, 2): "tuple key"}, Point(4), {"p": Point(5)}]
+    for obj in pickled:  # not plain: a TypeError naming the switch, the list untouched
+        out = ["stale"]
+        with pytest.raises(TypeError, match=r"all_gather_object: cannot send .*set_object_pickle\(True\)"):
+            dist.all_gather_object(out, obj)
+        assert out == ["stale"]
+    dist.set_object_pickle(True)
+    try:
+        for obj in pickled:
+            out = ["stale"]
+            dist.all_gather_object(out, obj)
+            assert out == [obj], obj
+    finally:
+        dist.set_object_pickle(False)
+
+
+OBJECTS_SCRIPT = """
+import os, sys
+import crew.distributed as dist
+
+class Point:
+    def __init__(self, x):
+        self.x = x
+
+class Payload:  # what an attacker sends: unpickling it runs code on the receiver
+    def __reduce__(self):
+        code = "import os; open(os.path.join(%r, 'ran-on-' + os.environ['CREW_RANK']), 'w').close()"
+        return (exec, (code % OUT,))
+
+OUT = sys.argv[2]
+mode = sys.argv[1]
+dist.init_parallel_env()
+rank = dist.get_rank()
+if mode == "attack" and rank == 1:
+    dist.set_object_pickle(True)  # the attacker's side pickles; rank 0 never enabled it
+obj = {"rank": rank}
+if rank == 1:
+    obj = Payload() if mode == "attack" else Point(41)
+out = []
+try:
+    dist.all_gather_object(out, obj)
+    result = "ok " + repr([o if isinstance(o, dict) else o.x for o in out])
+except Exception as e:
+    result = type(e).__name__ + ": " + str(e)
+with open(os.path.join(OUT, "rank%d" % rank), "w") as f:
+    f.write(result)
+"""
+
+
+def run_objects_script(tmp_path, mode, env_extra=None):
+    script = tmp_path / "objects.py"
+    script.write_text(OBJECTS_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CREW_RANK", "PADDLE_", "CREW_OBJECT"))}
+    env.update(env_extra or {})
+    r = subprocess.run([sys.executable, "-m", "crew.distributed.launch", "--devices=0,1", str(script), mode,
+                        str(tmp_path)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return [(tmp_path / f"rank{i}").read_text() for i in range(2)]
+
+
+def test_a_pickled_payload_from_a_peer_does_not_run_without_the_switch(tmp_path):
+    rank0, rank1 = run_objects_script(tmp_path, "attack")
+    assert not (tmp_path / "ran-on-0").exists()
+    assert rank0.startswith("ValueError: all_gather_object: rank 1 sent a pickled object and this rank "
+                            "refuses to unpickle it"), rank0
+    assert "set_object_pickle(True)" in rank0 and "CREW_OBJECT_PICKLE=1" in rank0
+    assert (tmp_path / "ran-on-1").exists()  # the sender enabled pickle: its own copy did run
+
+
+def test_a_non_plain_object_without_the_switch_fails_on_every_rank(tmp_path):
+    rank0, rank1 = run_objects_script(tmp_path, "point")
+    assert rank1.startswith("TypeError: all_gather_object: cannot send a value of type 'Point'"), rank1
+    assert rank0.startswith("ValueError: all_gather_object: rank 1 could not send its object "
+                            "(it holds 'Point'"), rank0
+
+
+def test_with_the_switch_a_custom_class_round_trips(tmp_path):
+    rank0, rank1 = run_objects_script(tmp_path, "point", {"CREW_OBJECT_PICKLE": "1"})
+    assert rank0 == rank1 == "ok [{'rank': 0}, 41]"
 
 
 def test_parallel_env_reads_paddles_variables(monkeypatch):
@@ -157,3 +236,99 @@ def test_parallel_env_reads_paddles_variables(monkeypatch):
 def test_new_group_before_init_raises_paddles_assertion():
     with pytest.raises(AssertionError, match="Call paddle.distributed.init_parallel_env first"):
         dist.new_group([0])
+
+
+def _path_with_a_wrong_python3(tmp_path):
+    fake = tmp_path / "fakebin"
+    fake.mkdir()
+    (fake / "python3").write_text("#!/bin/sh\necho wrong python3 >&2\nexit 42\n")
+    (fake / "python3").chmod(0o755)
+    return str(fake) + os.pathsep + os.environ.get("PATH", "")
+
+
+def test_launch_runs_a_script_under_the_interpreter_that_started_it(tmp_path):
+    script = tmp_path / "which.py"
+    script.write_text("import sys\nprint('exe', sys.executable)\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CREW_RANK", "PADDLE_"))}
+    env.pop("CREW_PYTHON", None)
+    env["PATH"] = _path_with_a_wrong_python3(tmp_path)
+    r = subprocess.run([sys.executable, "-m", "crew.distributed.launch", "--devices=0", str(script)],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert f"exe {sys.executable}" in r.stdout
+    assert f"python: {sys.executable} (CREW_PYTHON" in r.stderr
+
+
+def test_crew_launch_runs_a_script_under_the_interpreter_crew_was_built_for(tmp_path):
+    crew_bin = pathlib.Path(os.environ["CREW_BIN_DIR"]) / "crew"
+    script = tmp_path / "which.py"
+    script.write_text("import sys\nprint('exe', sys.executable)\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CREW_RANK", "PADDLE_"))}
+    env.pop("CREW_PYTHON", None)
+    env["PATH"] = _path_with_a_wrong_python3(tmp_path)
+    r = subprocess.run([str(crew_bin), "launch", "--devices=0", str(script)], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "wrong python3" not in r.stderr
+    assert "(the interpreter crew was built for)" in r.stderr
+    assert "exe /" in r.stdout
+
+
+PEER_DIES_SCRIPT = """
+import os, sys, time
+import numpy as np
+import crew, crew.distributed as dist
+out = sys.argv[1]
+dist.init_parallel_env()
+t = crew.to_tensor(np.ones([4], "float32"))
+dist.all_reduce(t)
+open(os.path.join(out, "ready%d" % dist.get_rank()), "w").close()
+if dist.get_rank() == 1:
+    time.sleep(120)
+while not os.path.exists(os.path.join(out, "killed")):
+    time.sleep(0.02)
+try:
+    dist.all_reduce(t)
+except Exception as e:
+    print("error:", type(e).__name__, e, flush=True)
+    sys.exit(3)
+"""
+
+
+@pytest.mark.parametrize("backend", ["gloo", "shm"])
+def test_without_a_launcher_the_survivor_exits_soon_after_its_peer_dies(tmp_path, backend):
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    script = tmp_path / "peer_dies.py"
+    script.write_text(PEER_DIES_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CREW_", "PADDLE_"))}
+    env["PYTHONPATH"] = os.environ.get("PYTHONPATH", "")
+    env.update({"CREW_WORLD_SIZE": "2", "CREW_MASTER": f"127.0.0.1:{port}", "CREW_BACKEND": backend,
+                "CREW_TIMEOUT": "60s"})
+    procs = []
+    for rank in range(2):
+        procs.append(subprocess.Popen([sys.executable, str(script), str(tmp_path)], cwd=tmp_path,
+                                      env=dict(env, CREW_RANK=str(rank)), stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+    try:
+        deadline = time.monotonic() + 60
+        while not all((tmp_path / f"ready{r}").exists() for r in range(2)):
+            assert time.monotonic() < deadline, "the ranks did not start"
+            assert procs[0].poll() is None, procs[0].communicate()
+            time.sleep(0.05)
+        procs[1].kill()
+        procs[1].wait()
+        (tmp_path / "killed").write_text("")
+        killed_at = time.monotonic()
+        out, err = procs[0].communicate(timeout=60)
+        took = time.monotonic() - killed_at
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert procs[0].returncode == 3, err
+    assert "error:" in out
+    assert took < 10, f"the surviving rank took {took:.1f} s to exit after its peer died\n{err}"

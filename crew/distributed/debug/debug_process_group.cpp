@@ -9,6 +9,7 @@
 #include "crew/core/env.h"
 #include "crew/core/logging.h"
 #include "crew/distributed/debug/debug_state.h"
+#include "crew/distributed/debug/desync_report.h"
 #include "crew/distributed/process_group/work.h"
 #include "crew/distributed/store/store.h"
 
@@ -62,6 +63,7 @@ DebugProcessGroup::DebugProcessGroup(std::shared_ptr<ProcessGroup> inner, std::s
   core_ = std::make_shared<debug::DebugState>(std::move(store), rank_, size_, options_.group_name,
                                               options_.timeout, debug_options_.report_timeout,
                                               debug_options_.history);
+  debug::publish_process(*core_->store, rank_);
   watchdog_ = std::thread([this] { watchdog(); });
 }
 
@@ -134,6 +136,7 @@ void DebugProcessGroup::abort_for_hang() {
 std::shared_ptr<Work> DebugProcessGroup::run(OpRecord record,
                                              const std::function<std::shared_ptr<Work>()>& issue) {
   const bool collective = !record.p2p;
+  core_->resume();
   const uint64_t id = core_->trace.begin(record);
   std::shared_ptr<Work> inner_work;
   try {

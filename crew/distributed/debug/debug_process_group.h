@@ -115,6 +115,11 @@ class DebugProcessGroup final : public ProcessGroup {
   std::thread watchdog_;
 };
 
+// Whether a collective of this process failed for a lost or stuck peer (a CommError or
+// TimeoutError after its report; not a DesyncError, after which the group stays usable). At
+// exit the rank that hosts the store then waits only briefly for the others to leave it.
+bool collective_failed_in_process();
+
 // Wraps `pg` in a DebugProcessGroup (a group of one rank is returned as it is).
 std::shared_ptr<ProcessGroup> wrap_for_debug(std::shared_ptr<ProcessGroup> pg, std::shared_ptr<Store> store,
                                              const DebugOptions& options);

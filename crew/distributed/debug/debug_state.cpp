@@ -1,10 +1,21 @@
 #include "crew/distributed/debug/debug_state.h"
 
+#include <atomic>
+
 #include "crew/core/check.h"
 #include "crew/core/logging.h"
+#include "crew/distributed/debug/debug_process_group.h"
 #include "crew/distributed/store/store.h"
 
-namespace crew::dist::debug {
+namespace crew::dist {
+
+namespace {
+std::atomic<bool> g_collective_failed{false};
+}  // namespace
+
+bool collective_failed_in_process() { return g_collective_failed.load(); }
+
+namespace debug {
 
 DebugState::DebugState(std::shared_ptr<Store> store_in, int rank_in, int size_in, std::string group_in,
                        std::chrono::milliseconds group_timeout_in,
@@ -41,15 +52,25 @@ Report DebugState::gather(std::optional<uint64_t> id) {
 }
 
 void DebugState::fail(uint64_t id, const Error& error) {
+  // A DesyncError from the backend was found before any data moved: the group stays usable,
+  // so its report is not kept as the group's first failure and its final state is withdrawn
+  // when this rank issues its next op (resume()).
+  const bool recoverable = dynamic_cast<const DesyncError*>(&error) != nullptr;
   std::string report_text;
   bool mismatch = false;
   {
     std::lock_guard<std::mutex> lock(report_mutex_);
-    const bool first = !first_report_;
-    if (first) first_report_ = gather(id);
-    report_text =
-        first ? first_report_->text : str_cat("(report of the first failure) ", first_report_->text);
-    mismatch = first_report_->mismatch;
+    if (recoverable) {
+      const Report report = gather(id);
+      report_text = report.text;
+      mismatch = report.mismatch;
+    } else {
+      const bool first = !first_report_;
+      if (first) first_report_ = gather(id);
+      report_text =
+          first ? first_report_->text : str_cat("(report of the first failure) ", first_report_->text);
+      mismatch = first_report_->mismatch;
+    }
   }
   // Ranks that gather later (this one may exit soon) read where this rank failed.
   RankState final_state = trace.state(rank);
@@ -57,12 +78,18 @@ void DebugState::fail(uint64_t id, const Error& error) {
   final_state.current = trace.find(id);
   final_state.waiting = std::chrono::milliseconds(0);
   publish_final(*store, final_state);
+  if (recoverable) final_to_withdraw_.store(true);
   trace.complete(id, /*failed=*/true);
   forget(id);
   const std::string message = str_cat(error.what(), "\n", report_text);
-  if (mismatch) throw DesyncError(message);
+  if (mismatch || dynamic_cast<const DesyncError*>(&error)) throw DesyncError(message);
+  g_collective_failed.store(true);
   if (dynamic_cast<const TimeoutError*>(&error)) throw TimeoutError(message);
   throw CommError(message);
+}
+
+void DebugState::resume() {
+  if (final_to_withdraw_.exchange(false)) withdraw_final(*store, rank);
 }
 
 void DebugState::track(uint64_t id, std::shared_ptr<Work> work) {
@@ -113,4 +140,5 @@ void DebugWork::wait(std::chrono::milliseconds timeout) {
 
 bool DebugWork::is_completed() { return inner_->is_completed(); }
 
-}  // namespace crew::dist::debug
+}  // namespace debug
+}  // namespace crew::dist

@@ -2,6 +2,7 @@
 // What a DebugProcessGroup shares with the Works it hands out: the trace, the store, the
 // report state, and the failure path that turns a backend error into one carrying the report.
 // Works hold it (not the group), so a Work may outlive its group.
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -25,6 +26,9 @@ struct DebugState {
   // Gathers every rank's report (once per group: later failures reuse the first one) and
   // throws `error`'s message plus the report: DesyncError on a mismatch, else the same type.
   [[noreturn]] void fail(uint64_t id, const Error& error);
+  // Before each op: withdraws the final state a recoverable failure (a backend's DesyncError)
+  // published, so later reports read this rank live again.
+  void resume();
   // The report now, as this rank sees it, with op `id` as the one it waits in.
   Report gather(std::optional<uint64_t> id);
   // Answers report requests of other ranks (the watchdog, and gatherers while they wait).
@@ -49,6 +53,7 @@ struct DebugState {
   std::map<uint64_t, std::shared_ptr<Work>> pending_works_;
   std::mutex report_mutex_;
   std::optional<Report> first_report_;
+  std::atomic<bool> final_to_withdraw_{false};
 };
 
 // The Work of a DebugProcessGroup op: waits on the wrapped Work and, when it fails after a

@@ -6,6 +6,7 @@
 
 #include "crew/core/check.h"
 #include "crew/core/timer.h"
+#include "crew/distributed/debug/process_liveness.h"
 #include "crew/distributed/store/store.h"
 
 namespace crew::dist::debug {
@@ -17,6 +18,14 @@ constexpr std::chrono::milliseconds kGatherPoll{20};
 
 std::string answer_key(int64_t round, int rank) { return str_cat("crew_debug/", round, "/", rank); }
 std::string final_key(int rank) { return str_cat("crew_debug/final/", rank); }
+std::string process_key(int rank) { return str_cat("crew_debug/process/", rank); }
+
+// Whether rank k's process is known to have exited (same host only; see process_liveness.h).
+// `identities` caches what the store holds ("" = not published or not read yet).
+bool rank_gone(Store& store, int k, std::vector<std::string>& identities) {
+  if (identities[k].empty() && store.check({process_key(k)})) identities[k] = store.get_string(process_key(k));
+  return !identities[k].empty() && process_gone(identities[k]);
+}
 
 std::string join_ranks(const std::vector<int>& ranks) {
   std::string out;
@@ -136,14 +145,18 @@ Report gather_report(Store& store, const std::string& group, int rank, int size,
     const int64_t round = store.add(kRoundKey, 1);
     store.set(answer_key(round, rank), mine.encode());
     Deadline deadline(wait);
+    std::vector<std::string> identities(size);
+    std::vector<bool> gone(size, false);
     for (;;) {
       bool missing = false;
       for (int k = 0; k < size; ++k) {
-        if (states[k]) continue;
+        if (states[k] || gone[k]) continue;
         if (store.check({answer_key(round, k)})) {
           states[k] = RankState::decode(store.get_string(answer_key(round, k)));
         } else if (store.check({final_key(k)})) {
           states[k] = RankState::decode(store.get_string(final_key(k)));
+        } else if (rank_gone(store, k, identities)) {
+          gone[k] = true;  // a dead rank never answers: do not wait out `wait` for it
         } else {
           missing = true;
         }
@@ -168,6 +181,22 @@ void ReportResponder::answer(Store& store, int rank, int64_t round, const RankSt
   // Every round since the last answer: two ranks may have asked between two polls.
   for (int64_t r = answered_ + 1; r <= round; ++r) store.set(answer_key(r, rank), text);
   answered_ = round;
+}
+
+void publish_process(Store& store, int rank) {
+  try {
+    store.set(process_key(rank), process_identity());
+  } catch (const std::exception&) {
+    // Without it a report waits its full time for this rank if it dies.
+  }
+}
+
+void withdraw_final(Store& store, int rank) {
+  try {
+    store.delete_key(final_key(rank));
+  } catch (const std::exception&) {
+    // A later report may then read the stale final state: only its text suffers.
+  }
 }
 
 void publish_final(Store& store, const RankState& state) {

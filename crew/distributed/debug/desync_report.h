@@ -10,6 +10,8 @@
 // Store keys (under the group's store): "crew_debug/round" counts requests; rank k answers
 // round r under "crew_debug/<r>/<k>"; a rank whose op failed, or that leaves the group, writes
 // its final state under "crew_debug/final/<k>", which stands in for an answer it cannot give.
+// Each rank publishes its process under "crew_debug/process/<k>" when its group is made, so a
+// gatherer on the same host stops waiting for a rank whose process has exited.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -39,7 +41,7 @@ Report analyze(const std::string& group, int gathered_by,
                const std::vector<std::optional<RankState>>& states);
 
 // Asks every rank of the group for its state (one new round) and waits up to `wait` for the
-// answers; `mine` is this rank's own. `between_polls` runs while it waits (it answers other
+// answers (not for a rank whose process is known to have exited: see publish_process); `mine` is this rank's own. `between_polls` runs while it waits (it answers other
 // ranks' requests, so two ranks gathering at once do not wait for each other). Never throws:
 // a store failure leaves ranks unanswered (and is noted in the text).
 Report gather_report(Store& store, const std::string& group, int rank, int size, const RankState& mine,
@@ -64,7 +66,12 @@ class ReportResponder {
   int64_t answered_ = 0;
 };
 
+// Publishes this process's identity (process_liveness.h) as `rank`'s. Never throws.
+void publish_process(Store& store, int rank);
+
 // Publishes `state` as its rank's final state (LEFT, or FAILED after a failure). Never throws.
 void publish_final(Store& store, const RankState& state);
+// Removes `rank`'s final state (it goes on after a recoverable failure). Never throws.
+void withdraw_final(Store& store, int rank);
 
 }  // namespace crew::dist::debug

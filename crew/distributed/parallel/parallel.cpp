@@ -82,6 +82,9 @@ std::shared_ptr<Store> connect_debug_store(const ParallelEnv& env, std::chrono::
   return std::make_shared<TCPStore>(env.master_addr, options);
 }
 
+// How long the rank hosting the store waits at exit for the others once a collective failed.
+constexpr std::chrono::milliseconds kExitTimeoutAfterFailure{std::chrono::seconds(2)};
+
 // Everything init_parallel_env sets up; torn down by destroy_process_group or at exit.
 struct Runtime {
   std::mutex mutex;
@@ -125,12 +128,15 @@ struct Runtime {
       const std::string key = str_cat("crew/", env.restart_count, "/exit");
       const int64_t left = store_connection.client->add(key, 1);
       if (store_connection.hosts_server && left < env.world_size) {
-        Deadline deadline(exit_timeout);
+        // After a lost peer (a collective failed), a dead rank never leaves: wait only briefly.
+        const auto wait = collective_failed_in_process() ? std::min(exit_timeout, kExitTimeoutAfterFailure)
+                                                         : exit_timeout;
+        Deadline deadline(wait);
         while (store_connection.client->add(key, 0) < env.world_size) {
           if (deadline.expired()) {
             CREW_LOG(WARNING) << "crew::dist shutdown (rank " << env.rank
                               << "): " << store_connection.client->add(key, 0) << " of " << env.world_size
-                              << " ranks left within " << format_duration(exit_timeout)
+                              << " ranks left within " << format_duration(wait)
                               << "; closing the store anyway";
             break;
           }

@@ -49,7 +49,8 @@ struct InitOptions {
   std::optional<std::chrono::milliseconds> timeout;
   // Connecting to the store and waiting for every rank to arrive (CREW_STORE_TIMEOUT).
   std::optional<std::chrono::milliseconds> store_timeout;
-  // At exit, how long the rank hosting the store waits for the others to leave it.
+  // At exit, how long the rank hosting the store waits for the others to leave it (at most
+  // 2 s once a collective of this process failed: a dead rank never leaves).
   std::chrono::milliseconds exit_timeout = kDefaultExitTimeout;
   // Hang and desync detection of the default group and of new_group's groups
   // (docs/hang_detection.md); nullopt = DebugOptions::from_env() (CREW_DIST_DEBUG, CREW_HANG_TIMEOUT).

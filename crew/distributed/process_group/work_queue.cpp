@@ -96,6 +96,9 @@ void WorkQueue::execute(Item& item) {
   } else {
     try {
       item.task(info);
+    } catch (const DesyncError&) {
+      // The ranks found they disagree before moving any data: they still agree on what comes next.
+      error = std::current_exception();
     } catch (const CommError& e) {
       failure = e.what();
       error = std::current_exception();

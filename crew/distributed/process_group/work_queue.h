@@ -12,7 +12,9 @@
 // submitted in a WaitAtOnceScope does not wake the worker: its wait() runs it or wakes it.
 //
 // After an op fails with a communication error or a timeout, the peers are in an unknown
-// state, so every later op fails at once with a CommError naming the first failure.
+// state, so every later op fails at once with a CommError naming the first failure. A
+// DesyncError (the ranks found before moving data that they issued different calls) leaves
+// the queue usable.
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>

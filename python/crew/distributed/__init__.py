@@ -7,7 +7,9 @@
 
 Collectives release the GIL while they run. Plain objects (None, bool, int, float, str,
 bytes, list, tuple, dict) travel in crew's typed encoding, so Python and C++ ranks exchange
-them; anything else is pickled, as Paddle does: only exchange such objects with trusted peers.
+them and nothing runs on the receiver. Other objects need pickle, which is off by default:
+set_object_pickle(True) (or CREW_OBJECT_PICKLE=1) on every rank pickles them as Paddle does;
+unpickling runs code the sender chose, so enable it only when every process is trusted.
 """
 import warnings as _warnings
 
@@ -38,6 +40,8 @@ recv = _d.recv
 all_gather_object = _d.all_gather_object
 broadcast_object_list = _d.broadcast_object_list
 scatter_object_list = _d.scatter_object_list
+set_object_pickle = _d.set_object_pickle
+object_pickle_enabled = _d.object_pickle_enabled
 
 _NOT_PARALLEL = ("Currently not a parallel execution environment, "
                  "`paddle.distributed.init_parallel_env` will not do anything.")
@@ -80,4 +84,5 @@ __all__ = [
     "is_initialized", "get_rank", "get_world_size", "new_group", "get_group", "destroy_process_group",
     "barrier", "all_reduce", "reduce", "broadcast", "all_gather", "scatter", "alltoall", "send", "recv",
     "isend", "irecv", "all_gather_object", "broadcast_object_list", "scatter_object_list", "get_backend",
+    "set_object_pickle", "object_pickle_enabled",
 ]

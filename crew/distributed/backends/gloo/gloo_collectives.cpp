@@ -17,6 +17,13 @@ namespace crew::dist {
 
 namespace {
 
+// The elements a rank sends in an alltoall (its inputs together).
+int64_t alltoall_numel(const std::vector<Tensor>& ins) {
+  int64_t n = 0;
+  for (const auto& t : ins) n += t.numel();
+  return n;
+}
+
 // Copies `parts` (each n elements) into one contiguous tensor of size * n elements.
 Tensor concat(const std::vector<Tensor>& parts, const Tensor& like) {
   Tensor flat = Tensor::empty({static_cast<int64_t>(parts.size()) * like.numel()}, like.dtype());
@@ -56,7 +63,7 @@ std::shared_ptr<Work> GlooProcessGroup::all_reduce(Tensor& tensor, ReduceOp op) 
   auto context = context_;
   const auto timeout = options_.timeout;
   Tensor t = tensor;
-  return submit("all_reduce", [=](uint32_t tag) mutable { gloo_all_reduce(context, t, op, tag, timeout); });
+  return submit({"all_reduce", t.numel(), t.dtype(), -1, static_cast<int>(op)}, [=](uint32_t tag) mutable { gloo_all_reduce(context, t, op, tag, timeout); });
 }
 
 std::shared_ptr<Work> GlooProcessGroup::broadcast(Tensor& tensor, int root) {
@@ -65,7 +72,7 @@ std::shared_ptr<Work> GlooProcessGroup::broadcast(Tensor& tensor, int root) {
   auto context = context_;
   const auto timeout = options_.timeout;
   Tensor t = tensor;
-  return submit("broadcast", [=](uint32_t tag) {
+  return submit({"broadcast", t.numel(), t.dtype(), root}, [=](uint32_t tag) {
     if (t.numel() == 0) return;
     dispatch_dtype(t.dtype(), [&](auto type_tag) {
       using T = decltype(type_tag);
@@ -85,7 +92,7 @@ std::shared_ptr<Work> GlooProcessGroup::reduce(Tensor& tensor, int root, ReduceO
   auto context = context_;
   const auto timeout = options_.timeout;
   Tensor t = tensor;
-  return submit("reduce", [=](uint32_t tag) mutable {
+  return submit({"reduce", t.numel(), t.dtype(), root, static_cast<int>(op)}, [=](uint32_t tag) mutable {
     if (t.numel() == 0) return;
     dispatch_dtype(t.dtype(), [&](auto type_tag) {
       using T = decltype(type_tag);
@@ -108,7 +115,7 @@ std::shared_ptr<Work> GlooProcessGroup::all_gather(std::vector<Tensor>& outputs,
   const auto timeout = options_.timeout;
   Tensor in = input;
   std::vector<Tensor> outs = outputs;
-  return submit("all_gather", [=](uint32_t tag) mutable {
+  return submit({"all_gather", in.numel(), in.dtype()}, [=](uint32_t tag) mutable {
     if (in.numel() == 0) return;
     Tensor flat = Tensor::empty({static_cast<int64_t>(outs.size()) * in.numel()}, in.dtype());
     dispatch_dtype(in.dtype(), [&](auto type_tag) {
@@ -132,7 +139,7 @@ std::shared_ptr<Work> GlooProcessGroup::gather(std::vector<Tensor>& outputs, con
   const auto timeout = options_.timeout;
   Tensor in = input;
   std::vector<Tensor> outs = rank_ == root ? outputs : std::vector<Tensor>{};
-  return submit("gather", [=](uint32_t tag) mutable {
+  return submit({"gather", in.numel(), in.dtype(), root}, [=](uint32_t tag) mutable {
     if (in.numel() == 0) return;
     const bool is_root = context->rank == root;
     Tensor flat =
@@ -159,7 +166,7 @@ std::shared_ptr<Work> GlooProcessGroup::scatter(Tensor& output, const std::vecto
   const auto timeout = options_.timeout;
   Tensor out = output;
   std::vector<Tensor> ins = rank_ == root ? inputs : std::vector<Tensor>{};
-  return submit("scatter", [=](uint32_t tag) mutable {
+  return submit({"scatter", out.numel(), out.dtype(), root}, [=](uint32_t tag) mutable {
     if (out.numel() == 0) return;
     dispatch_dtype(out.dtype(), [&](auto type_tag) {
       using T = decltype(type_tag);
@@ -188,7 +195,7 @@ std::shared_ptr<Work> GlooProcessGroup::reduce_scatter(Tensor& output, const std
   const auto timeout = options_.timeout;
   Tensor out = output;
   std::vector<Tensor> ins = inputs;
-  return submit("reduce_scatter", [=](uint32_t tag) mutable {
+  return submit({"reduce_scatter", out.numel(), out.dtype(), -1, static_cast<int>(op)}, [=](uint32_t tag) mutable {
     if (out.numel() == 0) return;
     Tensor flat = concat(ins, out);
     gloo_all_reduce(context, flat, op, tag, timeout);
@@ -204,7 +211,7 @@ std::shared_ptr<Work> GlooProcessGroup::alltoall(std::vector<Tensor>& outputs,
   const auto timeout = options_.timeout;
   std::vector<Tensor> ins = inputs;
   std::vector<Tensor> outs = outputs;
-  return submit("alltoall", [=](uint32_t tag) mutable {
+  return submit({"alltoall", alltoall_numel(ins), ins[0].dtype()}, [=](uint32_t tag) mutable {
     if (ins[0].numel() == 0) return;
     Tensor flat_in = concat(ins, ins[0]);
     Tensor flat_out = Tensor::empty({flat_in.numel()}, flat_in.dtype());

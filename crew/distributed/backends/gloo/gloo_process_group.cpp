@@ -126,14 +126,19 @@ GlooProcessGroup::~GlooProcessGroup() {
   }
 }
 
-std::shared_ptr<Work> GlooProcessGroup::submit(const char* op, std::function<void(uint32_t tag)> task,
+std::shared_ptr<Work> GlooProcessGroup::submit(detail::GlooCall call, std::function<void(uint32_t tag)> task,
                                                bool collective) {
   const auto timeout = options_.timeout;
-  // Tag and queue position are taken together so that they agree in issue order.
+  auto context = context_;
+  // Tags and queue position are taken together so that they agree in issue order.
   std::lock_guard<std::mutex> lock(submit_mutex_);
+  const uint32_t check_tag = collective ? kSetupTag + 1 + next_tag_++ : 0;
   const uint32_t tag = collective ? kSetupTag + 1 + next_tag_++ : 0;
-  return queue_->submit(op, [task = std::move(task), timeout, tag](const OpInfo& info) {
+  const std::string op = call.op;
+  return queue_->submit(op, [task = std::move(task), call = std::move(call), context, collective, timeout,
+                             check_tag, tag](const OpInfo& info) {
     try {
+      if (collective) detail::agree_on_call(context, call, check_tag, timeout, info);
       task(tag);
     } catch (const crew::Error&) {
       throw;
@@ -153,7 +158,7 @@ std::shared_ptr<Work> GlooProcessGroup::submit(const char* op, std::function<voi
 std::shared_ptr<Work> GlooProcessGroup::barrier() {
   auto context = context_;
   const auto timeout = options_.timeout;
-  return submit("barrier", [context, timeout](uint32_t tag) {
+  return submit({"barrier"}, [context, timeout](uint32_t tag) {
     ::gloo::BarrierOptions opts(context);
     opts.setTag(tag);
     opts.setTimeout(timeout);
@@ -178,7 +183,7 @@ std::shared_ptr<Work> GlooProcessGroup::point_to_point(bool sending, const Tenso
   const auto timeout = options_.timeout;
   Tensor t = tensor;
   return submit(
-      op,
+      {op},
       [context, timeout, t, sending, peer, tag](uint32_t) {
         if (t.nbytes() == 0) return;
         auto buf = context->createUnboundBuffer(t.raw_data(), t.nbytes());

@@ -13,6 +13,10 @@
 // and a Gloo timeout a TimeoutError, both naming op, rank, sequence number and group; after one
 // the group is unusable (later ops fail at once).
 //
+// Before each collective the ranks compare what they issued (kind, size, dtype, root,
+// reduction; gloo_agreement.h), so a mismatch is a DesyncError on every rank naming both calls,
+// never an abort inside Gloo or a wrong result; the group stays usable after one.
+//
 // ReduceOp::AVG is SUM followed by division by size(); integer dtypes use integer division
 // (truncation toward zero). Integer SUM/PROD wrap as C++ unsigned arithmetic does for uint8.
 // send/recv run in the group's queue too: a matching pair must be issued in an order that does
@@ -22,6 +26,7 @@
 #include <mutex>
 #include <string>
 
+#include "crew/distributed/backends/gloo/gloo_agreement.h"
 #include "crew/distributed/process_group/process_group.h"
 #include "crew/distributed/process_group/work_queue.h"
 #include "crew/distributed/store/store.h"
@@ -68,9 +73,10 @@ class GlooProcessGroup final : public ProcessGroup {
 
  private:
   // Queues task; Gloo exceptions it throws become CommError / TimeoutError naming the op.
-  // Collectives get consecutive Gloo tags; send/recv (collective = false) take none, so that
-  // ranks that do not take part in a send agree on the tags of later collectives.
-  std::shared_ptr<Work> submit(const char* op, std::function<void(uint32_t tag)> task,
+  // A collective first runs agree_on_call(call) on a tag of its own, then task on the next;
+  // send/recv (collective = false) take no tags and no check, so that ranks that do not take
+  // part in a send agree on the tags of later collectives.
+  std::shared_ptr<Work> submit(detail::GlooCall call, std::function<void(uint32_t tag)> task,
                                bool collective = true);
   // send (sending) or recv of `tensor` with `peer` on Gloo's point-to-point slot for `tag`.
   std::shared_ptr<Work> point_to_point(bool sending, const Tensor& tensor, int peer, int tag);
