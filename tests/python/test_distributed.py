@@ -306,7 +306,7 @@ def test_without_a_launcher_the_survivor_exits_soon_after_its_peer_dies(tmp_path
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CREW_", "PADDLE_"))}
     env["PYTHONPATH"] = os.environ.get("PYTHONPATH", "")
     env.update({"CREW_WORLD_SIZE": "2", "CREW_MASTER": f"127.0.0.1:{port}", "CREW_BACKEND": backend,
-                "CREW_TIMEOUT": "60s"})
+                "CREW_TIMEOUT": "60s", "CREW_JOB_TOKEN": "peer-dies-test-token"})
     procs = []
     for rank in range(2):
         procs.append(subprocess.Popen([sys.executable, str(script), str(tmp_path)], cwd=tmp_path,
