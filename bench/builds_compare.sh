@@ -16,11 +16,7 @@ configs=${CONFIGS:-1x1 2x1}
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 
-if [ -n "${TEXT:-}" ]; then text=$(realpath "$TEXT"); else
-  text=$log/fortunes.txt
-  find /usr/share/games/fortunes -maxdepth 1 -type f ! -name '*.dat' ! -name '*.u8' | LC_ALL=C sort |
-    xargs cat >"$text"
-fi
+text=$("$(dirname "$0")/fortunes_text.sh" "$log/fortunes.txt")
 
 rate() {  # metrics model: the "done" line's rate, or nothing
   python3 - "$1" "$2" <<'PY'

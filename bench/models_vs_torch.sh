@@ -19,11 +19,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 
-if [ -n "${TEXT:-}" ]; then text=$(realpath "$TEXT"); else
-  text=$log/fortunes.txt
-  find /usr/share/games/fortunes -maxdepth 1 -type f ! -name '*.dat' ! -name '*.u8' | LC_ALL=C sort |
-    xargs cat >"$text"
-fi
+text=$("$(dirname "$0")/fortunes_text.sh" "$log/fortunes.txt")
 
 set_data() {  # model: sets the array data to the model's data options
   if [ "$1" = gpt ]; then data=(--text "$text"); else data=(--synthetic 2048); fi
