@@ -29,6 +29,14 @@ def write_job_token(out_dir):
         f.write(os.environ.get("CREW_JOB_TOKEN", ""))
 
 
+def run_cpp_program(out_dir, program):
+    """Runs a crew C++ program (which links crew's spawn start-up hook) from a spawn child."""
+    import subprocess
+    r = subprocess.run([program, "--help"], capture_output=True, text=True, timeout=60)
+    with open(os.path.join(out_dir, f"rc{os.environ['CREW_RANK']}"), "w") as f:
+        f.write(f"{r.returncode}\n{r.stderr}")
+
+
 def rank1_raises_rank0_sleeps(pid_dir):
     rank = int(os.environ["CREW_RANK"])
     with open(os.path.join(pid_dir, f"pid{rank}"), "w") as f:

@@ -101,6 +101,19 @@ def test_spawn_gives_its_children_a_token_of_their_own(tmp_path, monkeypatch):
     assert len(tokens[0]) == 32 and tokens[0] != "an-enclosing-jobs-secret"
 
 
+def test_a_crew_program_started_from_a_spawn_child_runs_as_itself(tmp_path):
+    # Python's spawn set CREW_SPAWN_CHILD, the variable by which crew's C++ start-up hook knows
+    # a child of C++ spawn: a crew program run from a Python child took itself for one and
+    # exited 3.
+    program = pathlib.Path(crew.__file__).resolve().parents[2] / "bin" / "spawn_is_initialized"
+    if not program.exists():
+        pytest.skip(f"{program} is not built")
+    dist.spawn(dist_programs.run_cpp_program, args=(str(tmp_path), str(program)), nprocs=2)
+    for rank in range(2):
+        rc, _, err = (tmp_path / f"rc{rank}").read_text().partition("\n")
+        assert rc == "0", err
+
+
 def test_spawn_child_error_stops_the_others_and_names_the_rank(tmp_path):
     start = time.monotonic()
     with pytest.raises(dist.spawn.__globals__["ProcessRaisedException"]) as info:

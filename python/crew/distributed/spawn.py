@@ -182,7 +182,9 @@ def spawn(func, args=(), nprocs=-1, join=True, daemon=False, **options):
     processes, queues = [], []
     for rank in range(len(devices)):
         env = dict(_C.dist.spawn_child_env(rank, devices, port, job_id, token))
-        env["CREW_SPAWN_CHILD"] = str(rank)
+        # Unset: it marks a child of C++ spawn, whose start-up hook would take over any crew
+        # C++ program this child starts.
+        env["CREW_SPAWN_CHILD"] = ""
         env.setdefault("CREW_NUM_THREADS", os.environ.get("CREW_NUM_THREADS", threads))
         env.setdefault("OMP_NUM_THREADS", os.environ.get("OMP_NUM_THREADS", threads))
         q = ctx.SimpleQueue()
