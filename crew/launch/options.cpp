@@ -65,24 +65,6 @@ ConsoleRanks parse_console_ranks(const std::string& text) {
   return ranks;
 }
 
-std::vector<int> parse_id_list(const std::string& text, const char* what) {
-  std::vector<int> ids;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    std::string item = text.substr(start, end - start);
-    CREW_CHECK(!item.empty() && std::all_of(item.begin(), item.end(), ::isdigit), what, "='", text, "': '",
-               item, "' is not a device id (expected comma-separated non-negative integers)");
-    int id = to_int(item, what);
-    CREW_CHECK(std::find(ids.begin(), ids.end(), id) == ids.end(), what, "='", text, "': device ", id,
-               " is listed twice");
-    ids.push_back(id);
-    start = end + 1;
-  }
-  return ids;
-}
-
 std::string read_token_file(const std::string& path) { return read_job_token_file(path, "--token-file"); }
 
 std::vector<std::string> apply_environment(LaunchOptions* o, const std::set<std::string>& given) {

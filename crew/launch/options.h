@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "crew/core/id_list.h"  // parse_id_list, for --devices and CUDA_VISIBLE_DEVICES
+
 namespace crew::launch {
 
 // Which local ranks the console shows (--log_ranks): "0" (Paddle's default), "all", or a list
@@ -70,9 +72,6 @@ std::vector<std::string> apply_environment(LaunchOptions* options,
 
 // Throws ValueError naming the option and its value when something is inconsistent.
 void validate(const LaunchOptions& options);
-
-// Parses "0,1,2" into ids; throws ValueError naming `what` on anything but non-negative ints.
-std::vector<int> parse_id_list(const std::string& text, const char* what);
 
 // "option: value" pairs for the configuration block, in a fixed order.
 std::vector<std::pair<std::string, std::string>> describe(const LaunchOptions& options);

@@ -16,6 +16,7 @@
 #include <iostream>
 
 #include "crew/core/check.h"
+#include "crew/core/id_list.h"
 #include "crew/core/env.h"
 #include "crew/core/job_token.h"
 #include "crew/core/parallel_env.h"
@@ -72,20 +73,10 @@ std::vector<int> spawn_devices(const SpawnOptions& o) {
   const int slots = static_cast<int>(env::get_int("CREW_CPU_SLOTS", std::max(cores, 8)));
   std::vector<int> ids;
   if (!o.devices.empty()) {
-    size_t start = 0;
-    while (start <= o.devices.size()) {
-      size_t end = o.devices.find(',', start);
-      if (end == std::string::npos) end = o.devices.size();
-      std::string item = o.devices.substr(start, end - start);
-      CREW_CHECK(!item.empty() && std::all_of(item.begin(), item.end(), ::isdigit), "spawn: devices='",
-                 o.devices, "': '", item, "' is not a device id");
-      int id = std::stoi(item);
+    ids = parse_id_list(o.devices, "spawn: devices");
+    for (int id : ids) {
       CREW_CHECK(id < slots, "spawn: devices='", o.devices, "': device ", id,
                  " does not exist (cpu slots 0..", slots - 1, ")");
-      CREW_CHECK(std::find(ids.begin(), ids.end(), id) == ids.end(), "spawn: devices='", o.devices,
-                 "': device ", id, " is listed twice");
-      ids.push_back(id);
-      start = end + 1;
     }
     CREW_CHECK(o.nprocs < 0 || o.nprocs == static_cast<int>(ids.size()),
                "spawn: the number of selected devices (", ids.size(),
