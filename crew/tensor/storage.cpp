@@ -10,10 +10,18 @@
 #include "crew/tensor/device/host_backend.h"
 
 namespace crew {
+namespace {
+
+// What Storage asks its allocator for (and returns to it): bytes rounded up to the alignment,
+// never zero.
+size_t padded(size_t bytes) {
+  return std::max<size_t>(Storage::kAlignment, (bytes + Storage::kAlignment - 1) / Storage::kAlignment * Storage::kAlignment);
+}
+
+}  // namespace
 
 Storage::Storage(size_t bytes, Init init, const Place& place) : bytes_(bytes), place_(place) {
-  size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  if (rounded == 0) rounded = kAlignment;
+  const size_t rounded = padded(bytes);
   DeviceBackend& backend = device_backend(place, "Storage");
   allocator_ = place.type == DeviceType::CPU ? host_allocator() : backend.allocator(place);
   data_ = allocator_->allocate(rounded, Stream{});
@@ -47,11 +55,9 @@ void Storage::make_plain() {
   std::lock_guard<std::mutex> lock(convert_mu_);
   if (!opaque_.load(std::memory_order_acquire)) return;
   const size_t plain = layout_->plain_bytes();
-  const size_t rounded = std::max<size_t>(kAlignment, (plain + kAlignment - 1) / kAlignment * kAlignment);
-  void* converted = allocator_->allocate(rounded, Stream{});
+  void* converted = allocator_->allocate(padded(plain), Stream{});
   layout_->to_plain(data_, converted);
-  allocator_->deallocate(data_, std::max<size_t>(kAlignment, (bytes_ + kAlignment - 1) / kAlignment * kAlignment),
-                         Stream{});
+  allocator_->deallocate(data_, padded(bytes_), Stream{});
   data_ = converted;
   bytes_ = plain;
   opaque_.store(false, std::memory_order_release);
@@ -60,8 +66,7 @@ void Storage::make_plain() {
 
 Storage::~Storage() {
   if (allocator_) {
-    allocator_->deallocate(data_, std::max<size_t>(kAlignment, (bytes_ + kAlignment - 1) / kAlignment * kAlignment),
-                           Stream{});
+    allocator_->deallocate(data_, padded(bytes_), Stream{});
   }
 }
 
