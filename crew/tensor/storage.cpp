@@ -34,8 +34,8 @@ Storage::Storage(size_t bytes, Init init, const Place& place) : bytes_(bytes), p
   }
 }
 
-Storage::Storage(void* data, size_t bytes, std::shared_ptr<const void> owner)
-    : data_(data), bytes_(bytes), owner_(std::move(owner)) {
+Storage::Storage(void* data, size_t bytes, std::shared_ptr<const void> owner, const Place& place)
+    : data_(data), bytes_(bytes), place_(place), owner_(std::move(owner)) {
   CREW_CHECK(data != nullptr && owner_ != nullptr, "Storage: external memory needs data and an owner");
   CREW_CHECK(reinterpret_cast<uintptr_t>(data) % kAlignment == 0, "Storage: external memory at ", data,
              " is not ", kAlignment, "-byte aligned");

@@ -21,9 +21,9 @@ class Storage {
   static constexpr size_t kAlignment = 64;
   enum class Init { ZERO, UNINITIALIZED };
   explicit Storage(size_t bytes, Init init = Init::ZERO, const Place& place = CPUPlace());
-  // Memory owned elsewhere (a shared-memory mapping, ...), 64-byte aligned: `owner` keeps it
-  // alive as long as this storage, which never frees `data` itself.
-  Storage(void* data, size_t bytes, std::shared_ptr<const void> owner);
+  // Memory owned elsewhere (a shared-memory mapping, ...), 64-byte aligned, on `place`:
+  // `owner` keeps it alive as long as this storage, which never frees `data` itself.
+  Storage(void* data, size_t bytes, std::shared_ptr<const void> owner, const Place& place = CPUPlace());
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;

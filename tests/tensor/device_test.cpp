@@ -7,6 +7,7 @@
 #include "crew/tensor/kernels/fill_cast.h"
 #include "crew/tensor/tensor.h"
 #include "tests/testing/fake_device.h"
+#include "tests/testing/fake_kernels.h"
 
 namespace crew {
 namespace {
@@ -146,6 +147,21 @@ TEST(Device, OperandsOnDifferentPlacesAreRefusedNamingEach) {
   EXPECT_THROW(kernels::conv2d_forward(x.cpu(), w.to(fake.place()), Tensor(), {}), DeviceError);
   // All on the CPU: the CPU entry runs.
   EXPECT_EQ(kernels::conv2d_forward(x.cpu(), w, b, {}).shape(), (Shape{1, 2, 2, 2}));
+}
+
+TEST(Device, CpuMadeFakeEntriesComputeWhatTheCpuDoesOnFakeMemory) {
+  FakeDevice fake;
+  testing::FakeKernels fake_kernels;
+  Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, {1, 1, 4, 4});
+  Tensor w = Tensor::full({2, 1, 3, 3}, 0.5);
+  Tensor b = Tensor::from_vector<float>({1, -1});
+  const Tensor want = kernels::conv2d_forward(x, w, b, {});
+  const int before = testing::fake_entry_calls();
+  const Tensor got = kernels::conv2d_forward(x.to(fake.place(1)), w.to(fake.place(1)), b.to(fake.place(1)), {});
+  EXPECT_EQ(testing::fake_entry_calls(), before + 1);
+  EXPECT_EQ(got.place(), fake.place(1));  // the result is on the operands' place
+  EXPECT_THROW(got.data<float>(), DeviceError);
+  EXPECT_EQ(got.cpu().to_vector<float>(), want.to_vector<float>());
 }
 
 }  // namespace

