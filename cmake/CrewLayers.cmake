@@ -36,3 +36,18 @@ function(crew_add_layering_test)
                    -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -P ${PROJECT_SOURCE_DIR}/cmake/CheckLayers.cmake)
   set_tests_properties(architecture.layering PROPERTIES LABELS architecture TIMEOUT 60)
 endfunction()
+
+# The element-pointer check: `architecture.element_pointers` runs cmake/check_element_pointers.py
+# over crew/ and python/src/ (no element pointers above the kernels); its self-test runs it
+# over a fixture with such a use and must fail.
+function(crew_add_element_pointer_test)
+  find_program(CREW_PYTHON3 NAMES python3 REQUIRED)
+  set(script ${PROJECT_SOURCE_DIR}/cmake/check_element_pointers.py)
+  add_test(NAME architecture.element_pointers COMMAND ${CREW_PYTHON3} ${script} ${PROJECT_SOURCE_DIR})
+  add_test(NAME architecture.element_pointers_refuses_a_loop
+           COMMAND ${CREW_PYTHON3} ${script} ${PROJECT_SOURCE_DIR}/tests/architecture/fixture crew)
+  set_tests_properties(architecture.element_pointers_refuses_a_loop PROPERTIES
+                       PASS_REGULAR_EXPRESSION "crew/nn/loop_above_kernels.cpp:8: float\\* p = x.data<float>\\(\\);")
+  set_tests_properties(architecture.element_pointers architecture.element_pointers_refuses_a_loop
+                       PROPERTIES LABELS architecture TIMEOUT 60)
+endfunction()
