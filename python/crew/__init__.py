@@ -28,3 +28,4 @@ uint8 = dtype.uint8
 
 from . import device, nn, optimizer, io, vision, text, distributed  # noqa: E402
 from .parallel import DataParallel  # noqa: E402
+from . import metric  # noqa: E402
