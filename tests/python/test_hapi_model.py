@@ -353,3 +353,27 @@ def test_fit_on_two_ranks_under_launch(tmp_path):
     assert results[0].split("acc=")[1] == results[1].split("acc=")[1]  # metrics over the gathered batches
     # DataParallel by itself: both ranks hold the same parameters after training
     np.testing.assert_array_equal(np.load(tmp_path / "params0.npy"), np.load(tmp_path / "params1.npy"))
+
+
+def test_accumulate_grad_batches_updates_once_per_group():
+    data = Blobs(32, 5)
+    model = make_model(lr=0.1, metrics=False)
+    ref = make_model(lr=0.1, metrics=False)  # same seed: same start
+    model.fit(data, batch_size=16, epochs=1, shuffle=False, verbose=0, accumulate_grad_batches=2)
+    total = None
+    for lo in (0, 16):
+        x, y = paddle.to_tensor(data.x[lo:lo + 16]), paddle.to_tensor(data.y[lo:lo + 16])
+        loss = nn.CrossEntropyLoss()(ref.network(x), y)
+        total = loss if total is None else total + loss
+    total.backward()
+    ref._optimizer.step()
+    for a, b in zip(model.parameters(), ref.parameters()):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_evaluate_with_num_iters_and_verbose_bar(capsys):
+    model = make_model()
+    result = model.evaluate(Blobs(64, 2), batch_size=8, num_iters=3, verbose=1)
+    out = capsys.readouterr().out
+    assert "Eval begin..." in out and "Eval samples: 24" in out
+    assert "step 3/3 [" in out and set(result) == {"loss", "acc"}

@@ -140,6 +140,13 @@ def test_cross_entropy_rejects_bad_arguments():
         paddle.nn.CrossEntropyLoss(reduction="avg")
     with pytest.raises(ValueError, match="weight"):
         F.cross_entropy(x, t([0, 1, 1]), weight=t([1.0, 2.0]))
+    # a NumPy label would silently drop the graph through NumPy's operators: refused
+    with pytest.raises(TypeError, match="binary_cross_entropy: label must be a crew.Tensor"):
+        F.binary_cross_entropy(t([0.5]), np.array([1.0]))
+    with pytest.raises(TypeError, match="pos_weight must be a crew.Tensor"):
+        F.binary_cross_entropy_with_logits(t([0.5]), t([1.0]), pos_weight=[2.0])
+    with pytest.raises(TypeError, match="l1_loss: label"):
+        F.l1_loss(t([0.5]), [1.0])
 
 
 # ---- nll_loss ----

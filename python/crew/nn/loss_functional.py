@@ -29,6 +29,10 @@ def _const(array, like):
     return _C.to_tensor(np.ascontiguousarray(array), dtype=like.dtype)
 
 
+def _optional(x, op, arg):
+    return None if x is None else _tensor(x, op, arg)
+
+
 def _np(x):
     return x.numpy() if isinstance(x, _C.Tensor) else np.asarray(x)
 
@@ -83,6 +87,8 @@ def binary_cross_entropy(input, label, weight=None, reduction="mean", name=None)
     """-weight (label log(input) + (1 - label) log(1 - input)), each log clamped at -100 (Paddle)."""
     _check_reduction("binary_cross_entropy", reduction)
     _tensor(input, "binary_cross_entropy", "input")
+    _tensor(label, "binary_cross_entropy", "label")
+    _optional(weight, "binary_cross_entropy", "weight")
     _check_same_shape("binary_cross_entropy", input, label)
     p = _np(input)
     if p.size and (np.nanmin(p) < 0 or np.nanmax(p) > 1):
@@ -104,7 +110,10 @@ def _softplus_neg_abs(x):
 def binary_cross_entropy_with_logits(logit, label, weight=None, reduction="mean", pos_weight=None, name=None):
     """max(x, 0) - x label + log(1 + exp(-|x|)), times (pos_weight - 1) label + 1 and weight."""
     _check_reduction("binary_cross_entropy_with_logits", reduction)
-    _tensor(logit, "binary_cross_entropy_with_logits", "logit")
+    for arg, x in (("logit", logit), ("label", label)):
+        _tensor(x, "binary_cross_entropy_with_logits", arg)
+    _optional(weight, "binary_cross_entropy_with_logits", "weight")
+    _optional(pos_weight, "binary_cross_entropy_with_logits", "pos_weight")
     _check_same_shape("binary_cross_entropy_with_logits", logit, label)
     out = _f.relu(logit) - logit * label + _softplus_neg_abs(logit)
     if pos_weight is not None:
@@ -188,6 +197,7 @@ def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean"
         return _C.reshape(out, label_shape) if reduction == "none" else out
     x = _move_axis_last(input, axis)
     if soft_label:
+        _tensor(label, op, "label")
         _check_same_shape(op, input, label)
         y = _move_axis_last(label, axis)
         logp = _f.log_softmax(x, -1) if use_softmax else _C.log(x)
