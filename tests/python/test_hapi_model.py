@@ -129,6 +129,8 @@ def test_fit_evaluate_predict(capsys):
     model = make_model()
     model.fit(Blobs(96, 1), Blobs(40, 2), batch_size=16, epochs=3, log_freq=2, verbose=2)
     out = capsys.readouterr().out
+    assert out.startswith("The loss value printed in the log is the current step, and the metric is the "
+                          "average value of previous steps.\nEpoch 1/3\n")
     assert "Epoch 1/3" in out and "Epoch 3/3" in out
     assert "step 2/6 - loss:" in out and "step 6/6 - loss:" in out and " - acc: " in out
     assert out.count("Eval begin...") == 3 and "Eval samples: 40" in out

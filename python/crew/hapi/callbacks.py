@@ -161,6 +161,9 @@ class ProgBarLogger(Callback):
     def on_train_begin(self, logs=None):
         self.epochs = self.params["epochs"]
         self.train_metrics = self.params["metrics"]
+        if self._is_print():
+            print("The loss value printed in the log is the current step, and the metric is the average "
+                  "value of previous steps.", flush=True)
 
     def on_epoch_begin(self, epoch=None, logs=None):
         self.steps = self.params["steps"]
