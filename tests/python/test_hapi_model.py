@@ -379,3 +379,10 @@ def test_evaluate_with_num_iters_and_verbose_bar(capsys):
     out = capsys.readouterr().out
     assert "Eval begin..." in out and "Eval samples: 24" in out
     assert "step 3/3 [" in out and set(result) == {"loss", "acc"}
+
+
+def test_callbacks_crew_does_not_have_say_what_to_use():
+    with pytest.raises(AttributeError, match="MetricsLogger"):
+        paddle.callbacks.VisualDL  # noqa: B018
+    with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
+        paddle.callbacks.Nope  # noqa: B018
