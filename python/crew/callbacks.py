@@ -2,7 +2,7 @@
 from .hapi.callbacks import (Callback, CallbackList, EarlyStopping, LRScheduler, MetricsLogger,  # noqa: F401
                              ModelCheckpoint, ProgBarLogger, ReduceLROnPlateau)
 
-__all__ = ["Callback", "ProgBarLogger", "ModelCheckpoint", "EarlyStopping", "LRScheduler", "ReduceLROnPlateau",
+__all__ = ["Callback", "CallbackList", "ProgBarLogger", "ModelCheckpoint", "EarlyStopping", "LRScheduler", "ReduceLROnPlateau",
            "MetricsLogger"]
 
 _NOT_HERE = {

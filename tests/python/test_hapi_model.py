@@ -338,7 +338,8 @@ DIST_SCRIPT = textwrap.dedent("""
 def test_fit_on_two_ranks_under_launch(tmp_path):
     script = tmp_path / "fit2.py"
     script.write_text(DIST_SCRIPT.format(test_dir=os.path.dirname(os.path.abspath(__file__))))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CREW_RANK", "PADDLE_", "CREW_WORLD", "CREW_MASTER"))}
+    launcher_vars = ("CREW_RANK", "PADDLE_", "CREW_WORLD", "CREW_MASTER")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(launcher_vars)}
     r = subprocess.run([sys.executable, "-m", "crew.distributed.launch", "--devices=0,1", str(script)],
                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
     assert r.returncode == 0, r.stderr[-3000:]
