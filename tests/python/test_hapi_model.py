@@ -330,7 +330,8 @@ DIST_SCRIPT = textwrap.dedent("""
     preds = model.predict(Blobs(51, 2), batch_size=8, stack_outputs=True, verbose=0)
     rank = dist.get_rank()
     np.save(f"params{{rank}}.npy", np.concatenate([p.numpy().ravel() for p in model.parameters()]))
-    print(f"RESULT rank={{rank}} world={{dist.get_world_size()}} acc={{result['acc']:.4f}} "
+    print(f"RESULT rank={{rank}} world={{dist.get_world_size()}} loss={{result['loss'][0]:.6f}} "
+          f"acc={{result['acc']:.4f}} "
           f"predicted={{preds[0].shape[0]}}", flush=True)
 """)
 
@@ -353,7 +354,9 @@ def test_fit_on_two_ranks_under_launch(tmp_path):
     assert "Epoch" not in log1 and "step" not in log1 and "Eval" not in log1
     results = sorted(line for line in (log0 + log1).splitlines() if line.startswith("RESULT"))
     assert len(results) == 2 and all("world=2" in s and "predicted=51" in s for s in results)
-    assert results[0].split("acc=")[1] == results[1].split("acc=")[1]  # metrics over the gathered batches
+    # metrics over the gathered batches, the loss averaged over the ranks: callbacks watching
+    # either decide alike on every rank
+    assert results[0].split("loss=")[1] == results[1].split("loss=")[1]
     # DataParallel by itself: both ranks hold the same parameters after training
     np.testing.assert_array_equal(np.load(tmp_path / "params0.npy"), np.load(tmp_path / "params1.npy"))
 

@@ -127,6 +127,7 @@ class Model:
             outputs = self.network(*inputs)
             losses = _to_list(self._loss(*(_to_list(outputs) + labels))) if self._loss and labels else []
             if self._nranks > 1:
+                losses = [self._mean_over_ranks(loss) for loss in losses]
                 outputs, labels = self._gather(_to_list(outputs), labels, "eval")
             metrics = self._update_metrics(outputs, labels)
         loss_values = [loss.numpy() for loss in losses]
@@ -149,6 +150,15 @@ class Model:
             outs = _to_list(metric.compute(*(_to_list(outputs) + labels)))
             results.append(metric.update(*[o.numpy() if isinstance(o, _C.Tensor) else o for o in outs]))
         return results
+
+    def _mean_over_ranks(self, loss):
+        """Every rank logs the same evaluation loss, so that callbacks watching it
+        (EarlyStopping, ReduceLROnPlateau) decide alike on all ranks: a rank that stopped
+        alone would leave the others waiting in their next all_reduce."""
+        from .. import distributed as dist
+        loss = loss.clone()
+        dist.all_reduce(loss)
+        return loss * (1.0 / self._nranks)
 
     def _gather(self, outputs, labels, mode):
         """All ranks' batches, concatenated; the samples DistributedBatchSampler repeated to
