@@ -190,10 +190,10 @@ def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean"
     if not -nd <= axis < nd:
         raise ValueError(f"{op}: axis {axis} is outside [-{nd}, {nd})")
     axis = axis % nd
-    label_shape = list(_np(label).shape) if not soft_label else None
+    label_shape = list(label.shape) if isinstance(label, _C.Tensor) else list(np.shape(label))
     simple = (not soft_label and weight is None and ignore_index == -100 and use_softmax and axis == nd - 1)
     if simple and isinstance(label, _C.Tensor) and label.dtype == _C.dtype.int64:
-        out = _f.cross_entropy(input, label, reduction)
+        out = _f.cross_entropy(input, label, reduction)  # the fused C++ kernel
         return _C.reshape(out, label_shape) if reduction == "none" else out
     x = _move_axis_last(input, axis)
     if soft_label:
