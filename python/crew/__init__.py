@@ -28,3 +28,5 @@ uint8 = dtype.uint8
 
 from . import device, nn, optimizer, io, vision, text, distributed  # noqa: E402
 from .parallel import DataParallel  # noqa: E402
+from . import metric, static, hapi, callbacks  # noqa: E402
+from .hapi import Model, summary  # noqa: E402

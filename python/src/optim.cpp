@@ -124,6 +124,11 @@ void bind_optimizers(py::module_& o) {
       .def("clear_grad", &Optimizer::clear_grad, py::arg("set_to_zero") = true)
       .def("get_lr", &Optimizer::get_lr)
       .def("set_lr", &Optimizer::set_lr)
+      // Paddle's attribute: the LRScheduler the optimizer follows, else the constant rate.
+      .def_property_readonly("_learning_rate", [](const Optimizer& o) -> py::object {
+        if (o.lr_scheduler()) return py::cast(o.lr_scheduler());
+        return py::float_(o.get_lr());
+      })
       .def("state_dict", [](const Optimizer& o) { return state_dict_to_py(o.state_dict()); })
       .def("set_state_dict", [](Optimizer& o, py::handle sd) {
         o.set_state_dict(state_dict_from_py(sd, "Optimizer.set_state_dict"));

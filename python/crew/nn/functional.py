@@ -3,3 +3,5 @@ from .._C.nn.functional import (accuracy, cross_entropy, flatten, gelu, linear, 
                                 mse_loss, relu, sigmoid, softmax, tanh)
 from .._C.nn.functional import (adaptive_avg_pool2d, embedding, layer_norm,  # noqa: F401
                                 scaled_dot_product_attention)
+from .loss_functional import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,  # noqa: F401,E402
+                              kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
