@@ -1,7 +1,5 @@
 #include "crew/io/collate.h"
 
-#include <cstring>
-
 #include "crew/core/check.h"
 
 namespace crew::io {
@@ -21,15 +19,13 @@ Batch default_collate(const std::vector<Sample>& samples) {
     CREW_CHECK(first.defined(), "default_collate: field ", f, " of sample 0 is undefined");
     Shape shape{count};
     shape.insert(shape.end(), first.shape().begin(), first.shape().end());
-    Tensor out = Tensor::uninitialized(shape, first.dtype());
-    auto* dst = static_cast<uint8_t*>(out.raw_data());
-    const size_t bytes = first.nbytes();
+    Tensor out = Tensor::uninitialized(shape, first.dtype(), first.place());
     for (int64_t s = 0; s < count; ++s) {
       const Tensor& t = samples[static_cast<size_t>(s)][f];
       CREW_CHECK(t.defined() && t.shape() == first.shape() && t.dtype() == first.dtype(), "default_collate: field ", f,
                  " of sample ", s, " is ", t.defined() ? shape_str(t.shape()) + " " + dtype_name(t.dtype()) : "undefined",
                  ", sample 0 has ", shape_str(first.shape()), " ", dtype_name(first.dtype()));
-      std::memcpy(dst + static_cast<size_t>(s) * bytes, t.raw_data(), bytes);
+      out.select(s).copy_(t);
     }
     batch.push_back(std::move(out));
   }

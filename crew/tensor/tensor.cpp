@@ -78,6 +78,19 @@ Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape) {
   return t;
 }
 
+Tensor Tensor::from_bytes(const void* bytes, const Shape& shape, DType dtype, const Place& place) {
+  Tensor t = uninitialized(shape, dtype, place);
+  const size_t n = t.nbytes();
+  if (n == 0) return t;
+  CREW_CHECK(bytes != nullptr, "Tensor::from_bytes: null source for ", n, " bytes");
+  if (place.host_accessible()) {
+    std::memcpy(t.raw_data("from_bytes"), bytes, n);
+  } else {
+    copy_bytes(t.device_data(), place, bytes, CPUPlace(), n, "from_bytes");
+  }
+  return t;
+}
+
 const Shape& Tensor::shape() const {
   check_defined("shape");
   return impl_->shape;

@@ -70,6 +70,9 @@ class Tensor {
   static Tensor from_vector(const std::vector<T>& values) {
     return from_vector(values, Shape{static_cast<int64_t>(values.size())});
   }
+  // A copy of numel(shape) * dtype_size(dtype) bytes of host memory at `bytes`, on `place`:
+  // for data sources (decoded files, generated samples) that hold their bytes elsewhere.
+  static Tensor from_bytes(const void* bytes, const Shape& shape, DType dtype, const Place& place = CPUPlace());
 
   bool defined() const { return impl_ != nullptr; }
   const Shape& shape() const;

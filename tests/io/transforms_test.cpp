@@ -2,7 +2,10 @@
 #include <gtest/gtest.h>
 
 #include "crew/io/transforms/image_transforms.h"
+#include "crew/io/collate.h"
 #include "crew/io/transforms/random_transforms.h"
+#include "tests/testing/fake_device.h"
+#include "tests/testing/fake_kernels.h"
 
 namespace crew::io {
 namespace {
@@ -116,6 +119,31 @@ TEST(Transforms, SampleSeedScopeSeedsOnceAndNests) {
   }
   // The outer stream goes on where it was (seeded once, not again on each use).
   EXPECT_EQ(current_sample_generator()->next_u64(), second);
+}
+
+// The transforms and collate run their loops in kernels: on the fake device (host memory that
+// host code may not touch) they compute what they compute on the CPU, and the results stay there.
+TEST(Transforms, RunOnTheFakeDeviceAsOnTheCpu) {
+  testing::FakeDevice fake;
+  testing::FakeKernels fake_kernels;
+  const Tensor img = hwc_image(5, 6, 3);
+  auto pipeline = [](const Tensor& image) {
+    Tensor x = Normalize({0.5f, 0.4f, 0.3f}, {0.2f, 0.25f, 0.5f})(ToTensor()(image));
+    x = RandomCrop(4, 4, /*padding=*/1, /*fill=*/0.5, /*seed=*/7)(x);
+    return RandomHorizontalFlip(1.0, /*seed=*/3)(x);
+  };
+  const Tensor want = pipeline(img);
+  const int before = testing::fake_entry_calls();
+  const Tensor got = pipeline(img.to(fake.place()));
+  EXPECT_EQ(testing::fake_entry_calls(), before + 4);
+  EXPECT_EQ(got.place(), fake.place());
+  EXPECT_EQ(got.cpu().to_vector<float>(), want.to_vector<float>());
+  const Batch batch = default_collate({{got, Tensor::scalar(1, DType::INT64).to(fake.place())},
+                                       {want.to(fake.place()), Tensor::scalar(2, DType::INT64).to(fake.place())}});
+  EXPECT_EQ(batch[0].place(), fake.place());
+  EXPECT_EQ(batch[0].shape(), (Shape{2, 3, 4, 4}));
+  EXPECT_EQ(batch[0].select(1).cpu().to_vector<float>(), want.to_vector<float>());
+  EXPECT_EQ(batch[1].cpu().to_vector<int64_t>(), (std::vector<int64_t>{1, 2}));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 //   testing::FakeKernels kernels; // entries for all other kernels; removed when destroyed
 #include "tests/testing/fake_kernels_core.h"
 #include "tests/testing/fake_kernels_dist.h"
+#include "tests/testing/fake_kernels_io.h"
 #include "tests/testing/fake_kernels_nn.h"
 
 namespace crew::testing {
@@ -22,6 +23,7 @@ class FakeKernels {
     set_fake_nn_kernels(on);
     set_fake_core_kernels(on);
     set_fake_dist_kernels(on);
+    set_fake_io_kernels(on);
   }
 };
 

@@ -32,15 +32,16 @@ int root_of(Group& group, int src, const char* op) {
 
 // A uint8 tensor of `padded` bytes: `bytes` followed by zeros.
 Tensor padded_bytes(const std::vector<uint8_t>& bytes, int64_t padded) {
-  Tensor t = Tensor::zeros({padded}, DType::UINT8);
-  if (!bytes.empty()) std::memcpy(t.raw_data(), bytes.data(), bytes.size());
-  return t;
+  std::vector<uint8_t> buffer(static_cast<size_t>(padded), 0);
+  std::copy(bytes.begin(), bytes.end(), buffer.begin());
+  return Tensor::from_bytes(buffer.data(), {padded}, DType::UINT8);
 }
 
 Object decode_prefix(const Tensor& t, int64_t size, const char* op, int from) {
   CREW_CHECK(size >= 0 && size <= t.numel(), op, ": rank ", from, " announced ", size, " bytes, buffer has ",
              t.numel());
-  return decode_object(static_cast<const uint8_t*>(t.raw_data()), static_cast<size_t>(size));
+  const std::vector<uint8_t> bytes = t.slice(0, size).to_vector<uint8_t>();
+  return decode_object(bytes.data(), bytes.size());
 }
 
 std::vector<int64_t> all_gather_sizes(ProcessGroup& pg, int64_t mine) {
@@ -85,15 +86,15 @@ void broadcast_object_list(std::vector<Object>& object_list, int src, Group* gro
     return;
   }
   std::vector<uint8_t> all_bytes;
-  Tensor sizes = Tensor::zeros({n}, DType::INT64);
+  std::vector<int64_t> root_sizes(static_cast<size_t>(n), 0);
   if (is_root) {
-    int64_t* s = sizes.data<int64_t>();
     for (int64_t i = 0; i < n; ++i) {
       auto b = encode_object(object_list[i]);
-      s[i] = static_cast<int64_t>(b.size());
+      root_sizes[static_cast<size_t>(i)] = static_cast<int64_t>(b.size());
       all_bytes.insert(all_bytes.end(), b.begin(), b.end());
     }
   }
+  Tensor sizes = Tensor::from_vector<int64_t>(root_sizes);
   pg->broadcast(sizes, root)->wait();
   const auto size_list = sizes.to_vector<int64_t>();
   int64_t total = 0;
@@ -105,7 +106,8 @@ void broadcast_object_list(std::vector<Object>& object_list, int src, Group* gro
   pg->broadcast(data, root)->wait();
   if (is_root) return;
   object_list.clear();
-  const uint8_t* p = static_cast<const uint8_t*>(data.raw_data());
+  const std::vector<uint8_t> received = data.to_vector<uint8_t>();
+  const uint8_t* p = received.data();
   for (int64_t s : size_list) {
     object_list.push_back(decode_object(p, static_cast<size_t>(s)));
     p += s;

@@ -1,6 +1,6 @@
 #include "crew/distributed/sync_batch_norm/group_stats_sync.h"
 
-#include <cstring>
+#include <algorithm>
 
 #include "crew/core/check.h"
 #include "crew/distributed/collective/collective.h"
@@ -16,10 +16,10 @@ void GroupStatsSync::all_reduce_sum(double* data, int64_t n) {
   CREW_CHECK_T(StateError, group->is_member(), "SyncBatchNorm all_reduce (rank ", get_rank(),
                "): this rank is not a member of group ", group->name());
   if (group->nranks() <= 1 || n == 0) return;
-  Tensor values = Tensor::empty({n}, DType::FLOAT64);
-  std::memcpy(values.raw_data(), data, static_cast<size_t>(n) * sizeof(double));
+  Tensor values = Tensor::from_bytes(data, {n}, DType::FLOAT64);
   all_reduce(values, ReduceOp::SUM, group.get());
-  std::memcpy(data, values.raw_data(), static_cast<size_t>(n) * sizeof(double));
+  const std::vector<double> sums = values.to_vector<double>();
+  std::copy(sums.begin(), sums.end(), data);
 }
 
 }  // namespace crew::dist

@@ -8,6 +8,15 @@
 namespace crew::io {
 namespace {
 
+// Appends one image stored as the format's R, G, B planes of 32x32 interleaved to HWC, as
+// get() returns it: done once at load, not per sample.
+void append_hwc(std::vector<uint8_t>& images, const uint8_t* planes) {
+  constexpr int64_t kPlane = 32 * 32;
+  for (int64_t p = 0; p < kPlane; ++p) {
+    for (int64_t c = 0; c < 3; ++c) images.push_back(planes[c * kPlane + p]);
+  }
+}
+
 constexpr const char* kArchive = "cifar-10-binary.tar.gz";
 constexpr const char* kHint =
     "download https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz and pass its path or directory as data_dir "
@@ -90,7 +99,8 @@ Cifar10 Cifar10::from_arrays(std::vector<uint8_t> images, const std::vector<int6
                " is not a class in 0..9");
     out.labels_.push_back(static_cast<uint8_t>(labels[i]));
   }
-  out.images_ = std::move(images);
+  out.images_.reserve(images.size());
+  for (size_t i = 0; i < labels.size(); ++i) append_hwc(out.images_, images.data() + i * kImageBytes);
   return out;
 }
 
@@ -126,19 +136,14 @@ void Cifar10::add_records(const uint8_t* data, size_t size, const std::string& w
     CREW_CHECK_T(IOError, rec[0] < 10, "Cifar10: ", what, ": label ", int{rec[0]}, " at offset ", r * kRecordBytes,
                  " is not a class in 0..9 (corrupt file, or not the binary version?)");
     labels_.push_back(rec[0]);
-    images_.insert(images_.end(), rec + 1, rec + kRecordBytes);
+    append_hwc(images_, rec + 1);
   }
 }
 
 Sample Cifar10::get(int64_t index) const {
   check_sample_index("Cifar10::get", index, size());
   constexpr int64_t kPlane = 32 * 32;
-  const uint8_t* src = images_.data() + index * 3 * kPlane;
-  Tensor image = Tensor::empty({32, 32, 3}, DType::UINT8);
-  uint8_t* dst = image.data<uint8_t>();
-  for (int64_t p = 0; p < kPlane; ++p) {
-    for (int64_t c = 0; c < 3; ++c) dst[p * 3 + c] = src[c * kPlane + p];
-  }
+  Tensor image = Tensor::from_bytes(images_.data() + index * 3 * kPlane, {32, 32, 3}, DType::UINT8);
   Tensor label = Tensor::scalar(static_cast<double>(labels_[static_cast<size_t>(index)]), DType::INT64);
   if (options_.transform) image = (*options_.transform)(image);
   return {image, label};

@@ -51,7 +51,7 @@ class Cifar10 : public Dataset {
   void add_records(const uint8_t* data, size_t size, const std::string& what);
   Cifar10Options options_;
   std::string source_;
-  std::vector<uint8_t> images_;  // size() * 3072, CHW planes as stored
+  std::vector<uint8_t> images_;  // size() * 3072, HWC (interleaved from the file's planes)
   std::vector<uint8_t> labels_;
 };
 

@@ -1,6 +1,7 @@
 #include "crew/io/datasets/fake_data.h"
 
 #include <random>
+#include <vector>
 
 #include "crew/core/check.h"
 
@@ -17,9 +18,9 @@ Sample FakeData::get(int64_t index) const {
   check_sample_index("FakeData::get", index, size());
   std::seed_seq seq{static_cast<uint64_t>(options_.seed), static_cast<uint64_t>(index)};
   std::mt19937_64 engine(seq);
-  Tensor image = Tensor::uninitialized({options_.height, options_.width, options_.channels}, DType::UINT8);
-  uint8_t* p = image.data<uint8_t>();
-  for (int64_t k = 0; k < image.numel(); ++k) p[k] = static_cast<uint8_t>(engine() >> 56);
+  std::vector<uint8_t> pixels(static_cast<size_t>(options_.height * options_.width * options_.channels));
+  for (uint8_t& p : pixels) p = static_cast<uint8_t>(engine() >> 56);
+  Tensor image = Tensor::from_bytes(pixels.data(), {options_.height, options_.width, options_.channels}, DType::UINT8);
   Tensor label = Tensor::scalar(static_cast<double>(engine() % static_cast<uint64_t>(options_.num_classes)),
                                 DType::INT64);
   if (options_.transform) image = (*options_.transform)(image);

@@ -65,8 +65,7 @@ MNIST::MNIST(MnistOptions options, const char* name, const char* subdir, const c
 Sample MNIST::get(int64_t index) const {
   check_sample_index("MNIST::get", index, count_);
   const int64_t pixels = height_ * width_;
-  Tensor image = Tensor::empty({height_, width_}, DType::UINT8);
-  std::memcpy(image.data<uint8_t>(), images_.data() + index * pixels, static_cast<size_t>(pixels));
+  Tensor image = Tensor::from_bytes(images_.data() + index * pixels, {height_, width_}, DType::UINT8);
   Tensor label = Tensor::scalar(static_cast<double>(labels_[static_cast<size_t>(index)]), DType::INT64);
   if (options_.transform) image = (*options_.transform)(image);
   return {image, label};

@@ -26,16 +26,11 @@ TextBlocks::TextBlocks(const std::vector<std::string>& files, int64_t block_size
 
 Sample TextBlocks::get(int64_t index) const {
   check_sample_index("TextBlocks::get", index, size_);
-  Tensor x = Tensor::uninitialized({block_size_}, DType::INT64);
-  Tensor y = Tensor::uninitialized({block_size_}, DType::INT64);
-  const uint8_t* src = bytes_.data() + index * block_size_;
-  int64_t* xp = x.data<int64_t>();
-  int64_t* yp = y.data<int64_t>();
-  for (int64_t t = 0; t < block_size_; ++t) {
-    xp[t] = src[t];
-    yp[t] = src[t + 1];
-  }
-  return {x, y};
+  // Bytes [index * block_size, + block_size] as int64 token ids: x the first block_size, y
+  // the same shifted by one.
+  const Tensor ids = Tensor::from_bytes(bytes_.data() + index * block_size_, {block_size_ + 1}, DType::UINT8)
+                         .to(DType::INT64);
+  return {ids.slice(0, block_size_).clone(), ids.slice(1, block_size_ + 1).clone()};
 }
 
 std::vector<std::string> TextBlocks::text_files_in(const std::string& dir) {

@@ -3,13 +3,13 @@
 // HWC (as decoded files), floating images are CHW (as after ToTensor).
 #include <cstdint>
 
+#include "crew/tensor/kernels/image.h"
 #include "crew/tensor/tensor.h"
 
 namespace crew::io::detail {
 
-struct ImageLayout {
-  int64_t channels = 1, height = 0, width = 0;
-  int64_t c_stride = 0, y_stride = 0, x_stride = 0;  // in elements
+// The image kernels' axes (extents, strides in elements) and what they mean to a transform.
+struct ImageLayout : kernels::ImageAxes {
   bool hwc = false;   // HW or HWC (uint8) rather than CHW
   bool has_c = true;  // false for a 2-d HW image
 

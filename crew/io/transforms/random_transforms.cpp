@@ -21,24 +21,8 @@ Tensor RandomCrop::operator()(const Tensor& image) const {
   const int64_t top = static_cast<int64_t>(gen.next_u64() % static_cast<uint64_t>(ph - height_ + 1));
   const int64_t left = static_cast<int64_t>(gen.next_u64() % static_cast<uint64_t>(pw - width_ + 1));
   const detail::ImageLayout out_l = in.resized(height_, width_);
-  Tensor out = Tensor::empty(out_l.shape(height_, width_), image.dtype());
-  dispatch_dtype(image.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    const T* src = image.data<T>();
-    T* dst = out.data<T>();
-    const T fill = static_cast<T>(fill_);
-    for (int64_t c = 0; c < in.channels; ++c) {
-      for (int64_t y = 0; y < height_; ++y) {
-        const int64_t sy = top + y - padding_;
-        for (int64_t x = 0; x < width_; ++x) {
-          const int64_t sx = left + x - padding_;
-          const bool inside = sy >= 0 && sy < in.height && sx >= 0 && sx < in.width;
-          dst[c * out_l.c_stride + y * out_l.y_stride + x * out_l.x_stride] =
-              inside ? src[c * in.c_stride + sy * in.y_stride + sx * in.x_stride] : fill;
-        }
-      }
-    }
-  });
+  Tensor out = Tensor::empty(out_l.shape(height_, width_), image.dtype(), image.place());
+  kernels::crop(image, in, out, out_l, top - padding_, left - padding_, fill_);
   return out;
 }
 
@@ -49,17 +33,8 @@ RandomHorizontalFlip::RandomHorizontalFlip(double p, std::optional<uint64_t> see
 Tensor RandomHorizontalFlip::operator()(const Tensor& image) const {
   const detail::ImageLayout l = detail::image_layout(image, "RandomHorizontalFlip");
   if (!(generator().uniform() < p_)) return image;
-  Tensor out = Tensor::empty(image.shape(), image.dtype());
-  dispatch_dtype(image.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    const T* src = image.data<T>();
-    T* dst = out.data<T>();
-    for (int64_t c = 0; c < l.channels; ++c)
-      for (int64_t y = 0; y < l.height; ++y)
-        for (int64_t x = 0; x < l.width; ++x)
-          dst[c * l.c_stride + y * l.y_stride + x * l.x_stride] =
-              src[c * l.c_stride + y * l.y_stride + (l.width - 1 - x) * l.x_stride];
-  });
+  Tensor out = Tensor::empty(image.shape(), image.dtype(), image.place());
+  kernels::flip_width(image, out, l);
   return out;
 }
 
