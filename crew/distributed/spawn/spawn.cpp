@@ -22,6 +22,7 @@
 #include "crew/core/parallel_env.h"
 #include "crew/core/spawn_process.h"
 #include "crew/core/timer.h"
+#include "crew/distributed/spawn/spawn_frame.h"
 #include "crew/distributed/spawn/spawn_store.h"
 #include "crew/distributed/spawn/spawn_wire.h"
 
@@ -164,15 +165,8 @@ struct SpawnContext::State {
     }
   }
 
-  // 'R'/'E' and the payload of child i's report, or kind 0 when it sent none.
-  std::pair<char, std::string> report(size_t i) const {
-    const std::string& in = inbox[i];
-    if (in.size() < 1 + sizeof(uint64_t)) return {0, ""};
-    uint64_t n = 0;
-    std::memcpy(&n, in.data() + 1, sizeof(n));
-    if (in.size() < 1 + sizeof(n) + n) return {0, ""};
-    return {in[0], in.substr(1 + sizeof(n), n)};
-  }
+  // Child i's report (nullopt: it sent none); SpawnError for a malformed one.
+  std::optional<SpawnReport> report(size_t i) const { return decode_report(inbox[i]); }
 };
 
 SpawnContext::SpawnContext(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -210,19 +204,33 @@ bool SpawnContext::join(std::optional<std::chrono::milliseconds> timeout) {
       }
       // Collect the rest of what it sent (its socket reaches EOF now that it has exited).
       for (int k = 0; k < 100 && s.sockets[i] >= 0; ++k) s.receive(5);
-      auto [kind, payload] = s.report(i);
-      if (st->success() && kind != 'E') continue;
+      std::optional<SpawnReport> report;
+      std::string malformed;
+      try {
+        report = s.report(i);
+      } catch (const SpawnError& e) {
+        malformed = e.what();
+      }
+      const bool raised = report && report->kind == SpawnReport::Kind::ERROR;
+      if (st->success() && !raised && malformed.empty()) continue;
       const pid_t pid = s.children[i].pid();
       s.stop_all();
-      if (kind == 'E') {
+      if (raised) {
         CREW_THROW(SpawnError, "spawn: process ", i, " (pid ", pid,
-                   ") terminated with the following error:\n", payload);
+                   ") terminated with the following error:\n", report->payload);
+      }
+      if (st->success()) {
+        CREW_THROW(SpawnError, "spawn: process ", i, " (pid ", pid, ") exited but its report is malformed: ",
+                   malformed);
       }
       CREW_THROW(SpawnError, "spawn: process ", i, " (pid ", pid, ") terminated with ", st->describe(), ".");
     }
     if (all_done) {
       s.results.clear();
-      for (size_t i = 0; i < s.children.size(); ++i) s.results.push_back(s.report(i).second);
+      for (size_t i = 0; i < s.children.size(); ++i) {
+        auto report = s.report(i);
+        s.results.push_back(report ? report->payload : "");
+      }
       s.done = true;
       return true;
     }
@@ -304,9 +312,8 @@ void start_child(SpawnContext::State& state, const SpawnPlan& plan, int rank, co
     throw;  // ~State stops the children started so far
   }
   ::close(pair[1]);
-  uint64_t size = args.size();
-  detail::spawn_write_exact(pair[0], &size, sizeof(size));
-  detail::spawn_write_exact(pair[0], args.data(), args.size());
+  const std::string frame = encode_args_frame(args);
+  detail::spawn_write_exact(pair[0], frame.data(), frame.size());
 }
 
 }  // namespace
