@@ -107,6 +107,15 @@ ParallelEnv spawn_child_env(int rank, const std::vector<int>& devices, int port,
   return c;
 }
 
+WorkerEnv spawn_worker_env(int rank, const std::vector<int>& devices, int port, const std::string& job_id,
+                           const std::string& token, bool parent_hosts_store) {
+  WorkerEnv w;
+  w.parallel = spawn_child_env(rank, devices, port, job_id, token);
+  w.store_hosted = parent_hosts_store;
+  w.num_threads = std::max(1, usable_cores() / static_cast<int>(devices.size()));
+  return w;
+}
+
 struct SpawnContext::State {
   std::unique_ptr<SpawnStoreServer> store;
   std::vector<ChildProcess> children;
@@ -247,7 +256,6 @@ struct SpawnPlan {
   std::vector<int> devices;           // one per child
   int store_port = 0;                 // of the store the parent serves
   std::string token;                  // the store's job token, made for this spawn
-  int threads = 1;                    // CREW_NUM_THREADS / OMP_NUM_THREADS unless the parent sets them
   std::string job_id;
   std::string entry;  // "<entry offset>,<fn offset>" (kSpawnEntryVar)
 };
@@ -264,29 +272,19 @@ void check_spawnable(detail::SpawnEntry entry, void* fn) {
 SpawnPlan make_plan(const SpawnOptions& o, detail::SpawnEntry entry, void* fn) {
   SpawnPlan plan;
   plan.devices = spawn_devices(o);
-  const int n = static_cast<int>(plan.devices.size());
   plan.base_env = current_environment();
   plan.argv = self_argv();
-  plan.threads = std::max(1, usable_cores() / n);
   plan.job_id = o.job_id;
   plan.entry =
       std::to_string(offset_of(reinterpret_cast<const void*>(entry))) + "," + std::to_string(offset_of(fn));
   return plan;
 }
 
-// Child `rank` of a one-node job whose store the parent serves.
-ParallelEnv child_parallel_env(const SpawnPlan& plan, int rank) {
-  return spawn_child_env(rank, plan.devices, plan.store_port, plan.job_id, plan.token);
-}
-
 std::vector<std::string> child_environment(const SpawnPlan& plan, int rank, int fd) {
-  std::vector<std::string> env = plan.base_env;
-  apply_env(child_parallel_env(plan, rank).to_env(), &env);
+  std::vector<std::string> env = worker_environment(
+      plan.base_env, spawn_worker_env(rank, plan.devices, plan.store_port, plan.job_id, plan.token, true));
   auto set = [&](const char* k, const std::string& v) { set_env_entry(&env, k, v); };
-  set("CREW_STORE_HOSTED", "1");
-  if (!env::get("CREW_NUM_THREADS")) set("CREW_NUM_THREADS", std::to_string(plan.threads));
-  if (!env::get("OMP_NUM_THREADS")) set("OMP_NUM_THREADS", std::to_string(plan.threads));
-  set(detail::kSpawnChildVar, std::to_string(rank));
+  set(kSpawnChildVar, std::to_string(rank));
   set(detail::kSpawnEntryVar, plan.entry);
   set(detail::kSpawnFdVar, std::to_string(fd));
   return env;

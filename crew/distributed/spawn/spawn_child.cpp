@@ -81,7 +81,7 @@ void send_report(int fd, SpawnReport::Kind kind, std::string payload) {
                  entry_text.c_str(), detail::kSpawnFdVar);
     std::_Exit(3);
   }
-  ::unsetenv(detail::kSpawnChildVar);
+  ::unsetenv(kSpawnChildVar);
   ::unsetenv(detail::kSpawnEntryVar);
   ::unsetenv(detail::kSpawnFdVar);
   const char* anchor = reinterpret_cast<const char*>(&detail::spawn_anchor);
@@ -119,7 +119,7 @@ void send_report(int fd, SpawnReport::Kind kind, std::string payload) {
 
 struct ChildHook {
   ChildHook() {
-    if (!::getenv(detail::kSpawnChildVar)) return;
+    if (!::getenv(kSpawnChildVar)) return;
     // fn runs inside this initialiser, maybe before crew_core's own: line-buffer stdout now.
     setup_worker_stdio();
     run_child();
