@@ -28,9 +28,9 @@ struct WorkerEnv {
   bool store_hosted = true;
   // CREW_NUM_THREADS and OMP_NUM_THREADS, each unless the starter's environment sets it.
   int num_threads = 1;
-  std::string log_dir;         // PADDLE_LOG_DIR ("" = leave the starter's)
-  std::vector<int> comm_cpus;  // CREW_COMM_CPUS unless set (pinned workers; empty = leave)
-  std::string host;            // CREW_HOST unless set: the address Gloo binds ("" = leave)
+  std::string log_dir;             // PADDLE_LOG_DIR ("" = leave the starter's)
+  std::vector<int> comm_cpus;      // CREW_COMM_CPUS unless set (pinned workers; empty = leave)
+  std::string host;                // CREW_HOST unless set: the address Gloo binds ("" = leave)
   bool python_unbuffered = false;  // PYTHONUNBUFFERED=1 unless set (workers writing to a pipe)
 
   // The variables to set on top of `base` (the starter's environment, "KEY=VALUE"); an empty

@@ -115,11 +115,12 @@ void check_grace_period(const LaunchOptions& o, const std::string& w) {
   CREW_CHECK(o.grace_period.count() >= 0, w, " must not be negative, got ", o.grace_period.count(), " ms");
 }
 void check_restart_backoff(const LaunchOptions& o, const std::string& w) {
-  CREW_CHECK(o.restart_backoff.count() >= 0, w, " must not be negative, got ", o.restart_backoff.count(), " ms");
+  CREW_CHECK(o.restart_backoff.count() >= 0, w, " must not be negative, got ", o.restart_backoff.count(),
+             " ms");
 }
 void check_rendezvous_timeout(const LaunchOptions& o, const std::string& w) {
-  CREW_CHECK(o.rendezvous_timeout.count() >= 0, w, " must not be negative, got ", o.rendezvous_timeout.count(),
-             " ms");
+  CREW_CHECK(o.rendezvous_timeout.count() >= 0, w, " must not be negative, got ",
+             o.rendezvous_timeout.count(), " ms");
 }
 void check_node_timeout(const LaunchOptions& o, const std::string& w) {
   CREW_CHECK(o.node_timeout.count() >= 1000, w, " must be at least 1s (heartbeats are 500 ms apart), got ",
@@ -224,7 +225,8 @@ const std::vector<LaunchOptionSpec>& launch_option_table() {
 
 std::string env_name(const LaunchOptionSpec& spec) {
   std::string name = "CREW_LAUNCH_";
-  for (const char* c = spec.name; *c; ++c) name += static_cast<char>(std::toupper(static_cast<unsigned char>(*c)));
+  for (const char* c = spec.name; *c; ++c)
+    name += static_cast<char>(std::toupper(static_cast<unsigned char>(*c)));
   return name;
 }
 

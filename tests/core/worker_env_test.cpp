@@ -72,11 +72,13 @@ TEST(WorkerEnv, AnEnclosingJobsMarkersDoNotReachTheWorker) {
   WorkerEnv w = rank_one();
   w.parallel.job_token.clear();
   w.store_hosted = false;  // rank 0 hosts this job's store
-  const auto env = as_map(worker_environment(
-      {"CREW_STORE_HOSTED=1", "CREW_JOB_TOKEN=outer", std::string(kSpawnChildVar) + "=0", "PADDLE_LOG_DIR=/x"}, w));
+  const auto env = as_map(worker_environment({"CREW_STORE_HOSTED=1", "CREW_JOB_TOKEN=outer",
+                                              std::string(kSpawnChildVar) + "=0", "PADDLE_LOG_DIR=/x"},
+                                             w));
   EXPECT_EQ(env.count("CREW_STORE_HOSTED"), 0u);
   EXPECT_EQ(env.count("CREW_JOB_TOKEN"), 0u);
-  EXPECT_EQ(env.count(kSpawnChildVar), 0u) << "a crew program the worker runs would take itself for a spawn child";
+  EXPECT_EQ(env.count(kSpawnChildVar), 0u)
+      << "a crew program the worker runs would take itself for a spawn child";
   EXPECT_EQ(env.at("PADDLE_LOG_DIR"), "/x") << "no log dir given: the starter's stays";
 }
 

@@ -36,9 +36,11 @@ launch::JobLayout one_node_job(int world_size, int port) {
 TEST(SpawnEnv, LaunchAndSpawnGiveARankTheSameEnvironment) {
   const std::vector<int> devices = {1, 3, 4};
   const int port = 6170;
-  const std::vector<std::string> base = {"PATH=/bin", "HOME=/home/u", "CREW_STORE_HOSTED=0", "CREW_SPAWN_CHILD=2"};
+  const std::vector<std::string> base = {"PATH=/bin", "HOME=/home/u", "CREW_STORE_HOSTED=0",
+                                         "CREW_SPAWN_CHILD=2"};
   for (int rank = 0; rank < 3; ++rank) {
-    const WorkerEnv spawned = spawn_worker_env(rank, devices, port, "samejob", one_node_job(3, port).token, true);
+    const WorkerEnv spawned =
+        spawn_worker_env(rank, devices, port, "samejob", one_node_job(3, port).token, true);
     launch::WorkerSlot slot;
     slot.local_rank = rank;
     slot.device_id = devices[rank];

@@ -25,9 +25,10 @@ std::string what_of(std::string_view bytes) {
 
 TEST(SpawnFrame, ReportsRoundTrip) {
   const std::string binary("a\0b\xff\n", 5);
-  for (const SpawnReport& r : {SpawnReport{SpawnReport::Kind::RESULT, ""}, SpawnReport{SpawnReport::Kind::RESULT, binary},
-                               SpawnReport{SpawnReport::Kind::ERROR, "rank one says no"},
-                               SpawnReport{SpawnReport::Kind::RESULT, std::string(100000, 'x')}}) {
+  for (const SpawnReport& r :
+       {SpawnReport{SpawnReport::Kind::RESULT, ""}, SpawnReport{SpawnReport::Kind::RESULT, binary},
+        SpawnReport{SpawnReport::Kind::ERROR, "rank one says no"},
+        SpawnReport{SpawnReport::Kind::RESULT, std::string(100000, 'x')}}) {
     EXPECT_EQ(decode_report(encode_report(r)), r);
   }
   EXPECT_EQ(decode_report(""), std::nullopt) << "a child that sent nothing";

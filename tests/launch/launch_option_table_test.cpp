@@ -1,8 +1,6 @@
 // launch_option_table(): every option is one row that the command line, the environment
 // (CREW_LAUNCH_<OPTION> for every row, as docs/launch.md promises), validation and the
 // configuration block all read.
-#include "crew/launch/option_table.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -12,6 +10,7 @@
 #include <optional>
 
 #include "crew/core/error.h"
+#include "crew/launch/option_table.h"
 #include "tests/launch/launch_test_util.h"
 
 namespace crew::launch::testing {
@@ -64,7 +63,9 @@ const std::map<std::string, std::pair<std::string, std::string>> kSamples = {
 };
 
 // The option as the configuration block shows it (the token, never shown there: itself).
-std::string shown(const LaunchOptionSpec& spec, const LaunchOptions& o) { return spec.show ? spec.show(o) : o.token; }
+std::string shown(const LaunchOptionSpec& spec, const LaunchOptions& o) {
+  return spec.show ? spec.show(o) : o.token;
+}
 
 std::string error_of(const std::string& variable, const std::string& value) {
   ScopedEnv env{{variable, value}, {"CREW_RANK", std::nullopt}};
@@ -85,7 +86,8 @@ TEST(LaunchOptionTable, EveryOptionIsSettableByItsEnvironmentName) {
     LaunchOptions o;
     const std::vector<std::string> used = apply_environment(&o, {});
     EXPECT_EQ(shown(spec, o), spec.show ? show : text) << env_name(spec);
-    EXPECT_NE(shown(spec, o), shown(spec, LaunchOptions{})) << env_name(spec) << ": the sample is the default";
+    EXPECT_NE(shown(spec, o), shown(spec, LaunchOptions{}))
+        << env_name(spec) << ": the sample is the default";
     const std::string record = env_name(spec) + "=" + (spec.show ? text : "(hidden)");
     EXPECT_NE(std::find(used.begin(), used.end(), record), used.end()) << record;
   }
@@ -111,14 +113,16 @@ TEST(LaunchOptionTable, BadValuesNameTheVariable) {
               HasSubstr("CREW_LAUNCH_WORKER_STDIO='file': expected 'tty' or 'pipe'"));
   EXPECT_THAT(error_of("CREW_LAUNCH_RENDEZVOUS_TIMEOUT", "soon"),
               HasSubstr("CREW_LAUNCH_RENDEZVOUS_TIMEOUT='soon' is not a duration"));
-  EXPECT_THAT(error_of("CREW_LAUNCH_NODE_TIMEOUT", "100ms"), HasSubstr("CREW_LAUNCH_NODE_TIMEOUT must be at least 1s"));
+  EXPECT_THAT(error_of("CREW_LAUNCH_NODE_TIMEOUT", "100ms"),
+              HasSubstr("CREW_LAUNCH_NODE_TIMEOUT must be at least 1s"));
   EXPECT_THAT(error_of("CREW_LAUNCH_LOG_RANKS", "x"), HasSubstr("CREW_LAUNCH_LOG_RANKS='x': expected 'all'"));
   EXPECT_THAT(error_of("CREW_LAUNCH_DEVICES", "0,x"), HasSubstr("CREW_LAUNCH_DEVICES"));
   EXPECT_THAT(error_of("PADDLE_LOG_OVERWRITE", "maybe"), HasSubstr("PADDLE_LOG_OVERWRITE='maybe'"));
 }
 
 TEST(LaunchOptionTable, InsideAWorkerTheParentJobsVariablesAreIgnored) {
-  ScopedEnv env{{"CREW_RANK", "0"}, {"PADDLE_NNODES", "2"}, {"CREW_JOB_TOKEN", "parent"}, {"PADDLE_TRAINER_ID", "1"}};
+  ScopedEnv env{
+      {"CREW_RANK", "0"}, {"PADDLE_NNODES", "2"}, {"CREW_JOB_TOKEN", "parent"}, {"PADDLE_TRAINER_ID", "1"}};
   LaunchOptions o;
   EXPECT_TRUE(apply_environment(&o, {}).empty());
   EXPECT_EQ(o.nnodes, 1);
@@ -149,7 +153,8 @@ TEST(LaunchOptionTable, ValidationAndTheConfigurationBlockReadTheRows) {
   EXPECT_THAT(error(bad), HasSubstr("--rendezvous_timeout must not be negative"));
   const auto block = describe(LaunchOptions{});
   for (const LaunchOptionSpec& spec : launch_option_table()) {
-    const bool printed = std::any_of(block.begin(), block.end(), [&](const auto& kv) { return kv.first == spec.name; });
+    const bool printed =
+        std::any_of(block.begin(), block.end(), [&](const auto& kv) { return kv.first == spec.name; });
     EXPECT_EQ(printed, spec.show != nullptr) << spec.name;
   }
   EXPECT_EQ(format_duration(std::chrono::minutes(5)), "5m");
