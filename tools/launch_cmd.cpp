@@ -12,6 +12,7 @@
 #include "crew/core/error.h"
 #include "crew/launch/launch_log.h"
 #include "crew/launch/launcher.h"
+#include "crew/launch/option_table.h"
 #include "crew/launch/options.h"
 #include "tools/cli_checks.h"
 #include "tools/subcommand.h"
@@ -26,16 +27,10 @@ constexpr int kUsageError = 2;
 const std::set<std::string> kSharedWithPrograms = {"--rank",      "--node-rank", "--node_rank", "--host",
                                                    "--log_level", "--help",      "-h"};
 
-// The command line as parsed: the options, the strings still to convert, and which were given.
+// The command line as parsed: the options, the text of each table option, and which were given.
 struct LaunchCommandLine {
   launch::LaunchOptions o;
-  std::string grace = "5s";
-  std::string restart_backoff = "1s";
-  std::string rendezvous_timeout = "5m";
-  std::string node_timeout = "30s";
-  std::string log_ranks = "0";
-  std::string cpu_affinity = "on";
-  std::string worker_stdio = "tty";
+  std::map<std::string, std::string> texts;  // by table name, converted by the row's set()
   std::string token_file;
   std::string master_addr;  // torchrun's --master-addr / --master-port, joined into --master
   std::string master_port;
@@ -43,61 +38,32 @@ struct LaunchCommandLine {
   std::set<std::string> given;
 };
 
+// One flag per row of launch_option_table(), its default shown as the configuration block
+// shows LaunchOptions{}'s.
+CLI::Option* add_table_option(CLI::App& app, const launch::LaunchOptionSpec& spec, LaunchCommandLine& c) {
+  using Kind = launch::LaunchOptionSpec::Kind;
+  if (spec.kind == Kind::FLAG) return app.add_flag(spec.flags, spec.help);
+  CLI::Option* opt = app.add_option(spec.flags, c.texts[spec.name], spec.help);
+  if (spec.kind == Kind::INT) opt->type_name("INT")->check(cli::at_least(int{}, spec.min));
+  const std::string shown = spec.show ? spec.show(launch::LaunchOptions{}) : "";
+  if (shown != "None") opt->default_str(shown);
+  return opt;
+}
+
 void add_options(CLI::App& app, LaunchCommandLine& c) {
-  launch::LaunchOptions& o = c.o;
   auto& opts = c.opts;
-  app.option_defaults()->always_capture_default();  // --help shows each default
-  opts["devices"] = app.add_option("--devices,--gpus", o.devices,
-                                   "device ids, e.g. 0,1,2 (CPU slots without a GPU); default: all visible");
-  opts["nproc_per_node"] = app.add_option("--nproc_per_node,--nproc-per-node", o.nproc_per_node,
-                                          "workers on this node (-1: one per device)")
-                               ->check(cli::at_least(o.nproc_per_node, -1));
-  opts["nnodes"] = app.add_option("--nnodes", o.nnodes, "number of nodes")->check(cli::at_least(o.nnodes, 1));
-  opts["master"] = app.add_option(
-      "--master", o.master,
-      "HOST:PORT where node 0's launcher serves the job's store (default: 127.0.0.1, a port the OS picks)");
+  for (const launch::LaunchOptionSpec& spec : launch::launch_option_table()) {
+    opts[spec.name] = add_table_option(app, spec, c);
+  }
+  // Other spellings of table options: torchrun's halves of --master, a file holding --token.
   opts["master_addr"] =
       app.add_option("--master-addr,--master_addr", c.master_addr,
                      "torchrun's form of --master's HOST (default 127.0.0.1 when --master-port is given)");
   opts["master_port"] =
       app.add_option("--master-port,--master_port", c.master_port,
                      "torchrun's form of --master's PORT (default 29500 when --master-addr is given)");
-  opts["rank"] = app.add_option("--rank,--node-rank,--node_rank", o.rank,
-                                "this node's rank (needed with --nnodes > 1; -1: 0 on one node)")
-                     ->check(cli::at_least(o.rank, -1));
-  opts["host"] =
-      app.add_option("--host", o.host,
-                     "this node's address as other nodes reach it (default: the one routing to the master)");
-  opts["log_dir"] = app.add_option("--log_dir", o.log_dir, "directory for workerlog.N and envlog.N");
-  opts["log_level"] =
-      app.add_option("--log_level", o.log_level, "launcher log level: DEBUG, INFO, WARNING, ERROR");
-  opts["log_overwrite"] =
-      app.add_flag("--log_overwrite", o.log_overwrite, "truncate worker logs instead of appending");
-  opts["log_ranks"] = app.add_option(
-      "--log_ranks", c.log_ranks,
-      "local ranks the console shows: '0', 'all' or a list such as '0,3' (prefixed when more than one)");
-  opts["max_restart"] = app.add_option("--max_restart,--max-restarts,--max_restarts", o.max_restart,
-                                       "restarts of the whole job after a failure")
-                            ->check(cli::at_least(o.max_restart, 0));
-  opts["restart_backoff"] =
-      app.add_option("--restart_backoff", c.restart_backoff, "pause before each restart (0 allowed)");
-  opts["job_id"] = app.add_option("--job_id", o.job_id, "job name");
-  opts["token"] = app.add_option("--token", o.token,
-                                 "shared secret given to workers as CREW_JOB_TOKEN (visible in ps: prefer "
-                                 "--token-file or CREW_JOB_TOKEN)");
   opts["token_file"] = app.add_option("--token-file,--token_file", c.token_file,
                                       "read the job token from this file (mode 0600)");
-  opts["grace_period"] =
-      app.add_option("--grace_period", c.grace, "SIGTERM-to-SIGKILL grace for stopping workers");
-  opts["rendezvous_timeout"] =
-      app.add_option("--rendezvous_timeout", c.rendezvous_timeout, "how long nodes wait for each other");
-  opts["node_timeout"] = app.add_option("--node_timeout", c.node_timeout,
-                                        "how long a node may send no heartbeat before the job counts it as lost");
-  opts["cpu_affinity"] =
-      app.add_option("--cpu_affinity", c.cpu_affinity, "pin CPU workers to their share of the cores: on/off");
-  opts["worker_stdio"] = app.add_option(
-      "--worker_stdio", c.worker_stdio,
-      "workers' stdout/stderr: tty (a pseudo-terminal: live, line-buffered output) or pipe");
 }
 
 // `--name` or `--name=value` split at the '='; `value` is nullopt without one.
@@ -254,21 +220,13 @@ void finish_options(const CLI::App& app, int argc, char** argv, int program_at, 
         throw ValueError(opt->get_name() + " has an empty value: give one or leave the option out");
     }
   }
+  for (const launch::LaunchOptionSpec& spec : launch::launch_option_table()) {
+    if (!c.given.count(spec.name)) continue;
+    const bool flag = spec.kind == launch::LaunchOptionSpec::Kind::FLAG;
+    spec.set(o, flag ? "true" : c.texts[spec.name], launch::flag_name(spec));
+  }
   apply_torchrun_master(c);
   apply_token_file(c);
-  o.log_ranks = launch::parse_console_ranks(c.log_ranks);
-  o.grace_period = env::parse_duration(c.grace, "--grace_period");
-  o.restart_backoff = env::parse_duration(c.restart_backoff, "--restart_backoff");
-  o.rendezvous_timeout = env::parse_duration(c.rendezvous_timeout, "--rendezvous_timeout");
-  o.node_timeout = env::parse_duration(c.node_timeout, "--node_timeout");
-  if (c.cpu_affinity != "on" && c.cpu_affinity != "off") {
-    throw ValueError("--cpu_affinity='" + c.cpu_affinity + "': expected 'on' or 'off'");
-  }
-  o.cpu_affinity = c.cpu_affinity == "on";
-  if (c.worker_stdio != "tty" && c.worker_stdio != "pipe") {
-    throw ValueError("--worker_stdio='" + c.worker_stdio + "': expected 'tty' or 'pipe'");
-  }
-  o.worker_tty = c.worker_stdio == "tty";
   launch::apply_environment(&o, c.given);
   launch::validate(o);
 }

@@ -126,15 +126,6 @@ JobLayout job_layout(const Job& job, const Membership& m, int generation) {
   return layout;
 }
 
-// A worker's stdout is a pipe: crew programs line-buffer it themselves (crew/core/worker_stdio.h);
-// ask Python to as well, unless the user said otherwise.
-void add_unbuffered_defaults(std::vector<std::string>* env) {
-  for (const auto& e : *env) {
-    if (e.rfind("PYTHONUNBUFFERED=", 0) == 0) return;
-  }
-  env->push_back("PYTHONUNBUFFERED=1");
-}
-
 // This node's workers for one generation: the command, the logs, each worker's environment.
 PodSpec pod_spec(const Job& job, const Membership& m, int generation) {
   const JobLayout layout = job_layout(job, m, generation);
@@ -155,7 +146,6 @@ PodSpec pod_spec(const Job& job, const Membership& m, int generation) {
     w.local_rank = s.local_rank;
     w.global_rank = m.rank_offset + s.local_rank;
     w.env = worker_environment(base_env, layout, s, static_cast<int>(job.slots.size()));
-    add_unbuffered_defaults(&w.env);
     w.cpus = s.cpus;
     spec.workers.push_back(std::move(w));
   }

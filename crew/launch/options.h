@@ -1,5 +1,7 @@
 #pragma once
-// LaunchOptions: everything `crew launch` is told, with Paddle's names and defaults.
+// LaunchOptions: everything `crew launch` is told, with Paddle's names and defaults. Each
+// option's names, environment forms, parser, check and printed form are one row of
+// launch_option_table() (crew/launch/option_table.h); its default is the member's below.
 //
 //   LaunchOptions o;                 // filled by tools/launch_cmd.cpp from the command line
 //   apply_environment(&o, given);    // PADDLE_* / CREW_LAUNCH_* forms for options not given
@@ -27,12 +29,6 @@ struct ConsoleRanks {
 };
 
 struct LaunchOptions {
-  static constexpr int kDefaultMaxRestart = 0;
-  static constexpr std::chrono::milliseconds kDefaultGracePeriod{std::chrono::seconds(5)};
-  static constexpr std::chrono::milliseconds kDefaultRendezvousTimeout{std::chrono::minutes(5)};
-  static constexpr std::chrono::milliseconds kDefaultNodeTimeout{std::chrono::seconds(30)};
-  static constexpr std::chrono::milliseconds kDefaultRestartBackoff{std::chrono::seconds(1)};
-
   std::string program;  // the training program (a binary or script)
   std::vector<std::string> program_args;
   std::string interpreter_source;  // for a .py script: how `program` (its interpreter) was chosen
@@ -44,36 +40,38 @@ struct LaunchOptions {
   std::string log_dir = "log";
   std::string log_level = "INFO";
   bool log_overwrite = false;            // truncate workerlog.N instead of appending
-  int max_restart = kDefaultMaxRestart;  // whole-job restarts after a failure
-  std::chrono::milliseconds restart_backoff = kDefaultRestartBackoff;  // pause before each restart
+  int max_restart = 0;  // whole-job restarts after a failure
+  std::chrono::milliseconds restart_backoff{std::chrono::seconds(1)};  // pause before each restart
   std::string job_id = "default";
   ConsoleRanks log_ranks;  // local rank 0
   std::string token;       // shared secret handed to workers as CREW_JOB_TOKEN
-  std::chrono::milliseconds grace_period = kDefaultGracePeriod;  // SIGTERM -> SIGKILL
+  std::chrono::milliseconds grace_period{std::chrono::seconds(5)};  // SIGTERM -> SIGKILL
   bool cpu_affinity = true;  // pin CPU-slot workers to their share of the cores
   bool worker_tty = true;    // --worker_stdio tty: each worker's stdout/stderr is a pseudo-terminal
   std::string host;          // this node's address for other nodes ("" = detect)
-  std::chrono::milliseconds rendezvous_timeout = kDefaultRendezvousTimeout;
+  std::chrono::milliseconds rendezvous_timeout{std::chrono::minutes(5)};
   // A node whose launcher sends no heartbeat (every 500 ms) for this long is lost: the job fails
   // (or restarts), naming it.
-  std::chrono::milliseconds node_timeout = kDefaultNodeTimeout;
+  std::chrono::milliseconds node_timeout{std::chrono::seconds(30)};
 };
 
 // Applies the environment forms of the options not named in `given_on_command_line` (option
-// names without dashes): CREW_LAUNCH_<OPTION> first, then Paddle's PADDLE_DEVICES,
-// PADDLE_NNODES, PADDLE_MASTER, PADDLE_RANK / PADDLE_TRAINER_ID, PADDLE_LOG_DIR, PADDLE_LOG_LEVEL,
-// PADDLE_MAX_RESTART, PADDLE_JOB_ID, PADDLE_NPROC_PER_NODE, PADDLE_LOG_OVERWRITE, POD_IP.
-// Unlike Paddle, the command line wins, and inside a crew worker (CREW_RANK set) the Paddle
+// names without dashes), for every row of launch_option_table(): CREW_LAUNCH_<OPTION> first,
+// then the row's aliases (Paddle's PADDLE_DEVICES, PADDLE_NNODES, ..., POD_IP, CREW_JOB_TOKEN).
+// Unlike Paddle, the command line wins, and inside a crew worker (CREW_RANK set) the
 // variables a launcher exports to its workers (PADDLE_MASTER, PADDLE_NNODES,
-// PADDLE_TRAINER_ID) are ignored, so a nested launch does not join its parent's job.
-// Returns "NAME=value" for each variable used.
+// PADDLE_TRAINER_ID, CREW_JOB_TOKEN) are ignored, so a nested launch does not join its
+// parent's job. A bad value throws ValueError naming the variable. Returns "NAME=value" for
+// each variable used (the token's value hidden).
 std::vector<std::string> apply_environment(LaunchOptions* options,
                                            const std::set<std::string>& given_on_command_line);
 
-// Throws ValueError naming the option and its value when something is inconsistent.
+// Throws ValueError naming the option and its value when one fails its row's check or the
+// options do not fit together.
 void validate(const LaunchOptions& options);
 
-// "option: value" pairs for the configuration block, in a fixed order.
+// "option: value" pairs for the configuration block: the table's rows in order (not the
+// token), then the program.
 std::vector<std::pair<std::string, std::string>> describe(const LaunchOptions& options);
 
 // The job token stored in `path` (--token-file), without surrounding whitespace. Throws

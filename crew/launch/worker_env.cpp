@@ -1,20 +1,6 @@
 #include "crew/launch/worker_env.h"
 
-#include <algorithm>
-
-#include "crew/core/spawn_process.h"
-
 namespace crew::launch {
-namespace {
-
-bool has_entry(const std::vector<std::string>& env, const std::string& key) {
-  const std::string prefix = key + "=";
-  return std::any_of(env.begin(), env.end(), [&](const std::string& e) {
-    return e.size() > prefix.size() && e.compare(0, prefix.size(), prefix) == 0;
-  });
-}
-
-}  // namespace
 
 ParallelEnv worker_parallel_env(const JobLayout& job, const WorkerSlot& slot, int local_world_size) {
   ParallelEnv w;
@@ -36,24 +22,23 @@ ParallelEnv worker_parallel_env(const JobLayout& job, const WorkerSlot& slot, in
   return w;
 }
 
+WorkerEnv worker_env(const JobLayout& job, const WorkerSlot& slot, int local_world_size) {
+  WorkerEnv w;
+  w.parallel = worker_parallel_env(job, slot, local_world_size);
+  w.store_hosted = true;
+  w.num_threads = slot.num_threads;
+  w.log_dir = job.log_dir;
+  if (!slot.cpus.empty()) w.comm_cpus = job.node_cpus;
+  if (job.nnodes > 1) w.host = job.node_host;
+  // A worker's stdout is a pipe or a terminal the launcher reads: crew programs line-buffer
+  // it themselves (crew/core/worker_stdio.h); ask Python to as well.
+  w.python_unbuffered = true;
+  return w;
+}
+
 std::vector<std::string> worker_environment(const std::vector<std::string>& base, const JobLayout& job,
                                             const WorkerSlot& slot, int local_world_size) {
-  std::vector<std::string> env = base;
-  apply_env(worker_parallel_env(job, slot, local_world_size).to_env(), &env);
-  auto set = [&](const std::string& k, const std::string& v) { dist::set_env_entry(&env, k, v); };
-  set("CREW_STORE_HOSTED", "1");
-  if (!has_entry(base, "CREW_NUM_THREADS")) set("CREW_NUM_THREADS", std::to_string(slot.num_threads));
-  if (!has_entry(base, "OMP_NUM_THREADS")) set("OMP_NUM_THREADS", std::to_string(slot.num_threads));
-  if (!job.log_dir.empty()) set("PADDLE_LOG_DIR", job.log_dir);
-  if (!slot.cpus.empty() && !job.node_cpus.empty() && !has_entry(base, "CREW_COMM_CPUS")) {
-    std::string cpus;
-    for (int c : job.node_cpus) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
-    set("CREW_COMM_CPUS", cpus);
-  }
-  // Gloo would otherwise bind what this host's name resolves to, which on a multi-homed host
-  // (or one whose name maps to 127.0.1.1) is not the address the other nodes can reach.
-  if (job.nnodes > 1 && !job.node_host.empty() && !has_entry(base, "CREW_HOST")) set("CREW_HOST", job.node_host);
-  return env;
+  return crew::worker_environment(base, worker_env(job, slot, local_world_size));
 }
 
 }  // namespace crew::launch

@@ -1,11 +1,12 @@
 #pragma once
-// The environment each worker starts with: the launcher's own, plus the worker's
-// ParallelEnv as crew's and Paddle's variables (ParallelEnv::to_env) and the few variables
-// only a launcher sets (docs/environment.md, docs/launch.md).
+// The environment each worker starts with: the launcher's own, plus the worker's WorkerEnv
+// (crew/core/worker_env.h, shared with spawn): its ParallelEnv as crew's and Paddle's
+// variables and the few variables only a starter sets (docs/environment.md, docs/launch.md).
 #include <string>
 #include <vector>
 
 #include "crew/core/parallel_env.h"
+#include "crew/core/worker_env.h"
 #include "crew/launch/devices.h"
 
 namespace crew::launch {
@@ -35,9 +36,12 @@ struct JobLayout {
 // The parallel environment of the worker in `slot`.
 ParallelEnv worker_parallel_env(const JobLayout& job, const WorkerSlot& slot, int local_world_size);
 
-// `base` plus worker_parallel_env(...).to_env(), CREW_STORE_HOSTED=1, PADDLE_LOG_DIR and,
-// unless already set, CREW_NUM_THREADS / OMP_NUM_THREADS, CREW_COMM_CPUS (pinned workers)
-// and CREW_HOST (on several nodes).
+// Everything the launcher tells the worker in `slot`: worker_parallel_env(...), the store it
+// hosts, the slot's thread count, PADDLE_LOG_DIR, PYTHONUNBUFFERED, CREW_COMM_CPUS (pinned
+// workers) and CREW_HOST (on several nodes).
+WorkerEnv worker_env(const JobLayout& job, const WorkerSlot& slot, int local_world_size);
+
+// `base` with worker_env(...) applied (crew::worker_environment).
 std::vector<std::string> worker_environment(const std::vector<std::string>& base, const JobLayout& job,
                                             const WorkerSlot& slot, int local_world_size);
 

@@ -6,6 +6,8 @@
 
 #include "bindings.h"
 #include "crew/core/parallel_env.h"
+#include "crew/core/spawn_process.h"
+#include "crew/core/worker_env.h"
 #include "crew/distributed/collective/object_collectives.h"
 #include "crew/distributed/spawn/spawn.h"
 #include "object_convert.h"
@@ -101,13 +103,14 @@ void bind_distributed_objects(py::module_& d) {
          o.devices = devices;
          return dist::spawn_devices(o);
        }, py::arg("nprocs"), py::arg("devices"), "The device ids of spawn's children (crew::dist::spawn's rule)");
-  d.def("spawn_child_env", [](int rank, const std::vector<int>& devices, int port, const std::string& job_id,
-                              const std::string& token) {
+  d.def("spawn_worker_env", [](int rank, const std::vector<int>& devices, int port, const std::string& job_id,
+                               const std::string& token) {
          std::map<std::string, std::string> out;  // "" = unset in the child
-         for (const auto& v : dist::spawn_child_env(rank, devices, port, job_id, token).to_env())
-           out[v.name] = v.value;
+         const WorkerEnv w = dist::spawn_worker_env(rank, devices, port, job_id, token, /*parent_hosts_store=*/false);
+         for (const auto& v : w.to_env(dist::current_environment())) out[v.name] = v.value;
          return out;
-       }, py::arg("rank"), py::arg("devices"), py::arg("port"), py::arg("job_id"), py::arg("token"));
+       }, py::arg("rank"), py::arg("devices"), py::arg("port"), py::arg("job_id"), py::arg("token"),
+       "Every variable Python spawn's child `rank` gets (crew/core/worker_env.h); '' = unset");
 }
 
 }  // namespace crew::python

@@ -29,6 +29,11 @@ def write_job_token(out_dir):
         f.write(os.environ.get("CREW_JOB_TOKEN", ""))
 
 
+def write_environment(out_dir):
+    with open(os.path.join(out_dir, f"env{os.environ['CREW_RANK']}.json"), "w") as f:
+        json.dump(dict(os.environ), f)
+
+
 def run_cpp_program(out_dir, program):
     """Runs a crew C++ program (which links crew's spawn start-up hook) from a spawn child."""
     import subprocess

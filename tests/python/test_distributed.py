@@ -101,6 +101,33 @@ def test_spawn_gives_its_children_a_token_of_their_own(tmp_path, monkeypatch):
     assert len(tokens[0]) == 32 and tokens[0] != "an-enclosing-jobs-secret"
 
 
+def test_spawn_takes_its_childrens_environment_from_crews_one_owner(tmp_path, monkeypatch):
+    # Python's spawn writes no variable of its own: each child's come from the C++ owner of a
+    # worker's environment (crew/core/worker_env.h, also crew launch's and C++ spawn's) through
+    # _C.dist.spawn_worker_env. Traced here, with a marker only the trace adds.
+    import json
+    owner = crew._C.dist.spawn_worker_env
+    given = {}
+
+    def traced(rank, devices, port, job_id, token):
+        env = dict(owner(rank, devices, port, job_id, token))
+        env["CREW_TEST_FROM_OWNER"] = str(rank)
+        given[rank] = env
+        return env
+
+    monkeypatch.setattr(crew._C.dist, "spawn_worker_env", traced)
+    # An enclosing launcher's: rank 0 hosts this spawn's store, so it must not reach the children.
+    monkeypatch.setenv("CREW_STORE_HOSTED", "1")
+    dist.spawn(dist_programs.write_environment, args=(str(tmp_path),), nprocs=2)
+    assert sorted(given) == [0, 1]
+    for rank, expected in given.items():
+        got = json.loads((tmp_path / f"env{rank}.json").read_text())
+        assert got["CREW_TEST_FROM_OWNER"] == str(rank)
+        assert got["CREW_RANK"] == str(rank) and "CREW_STORE_HOSTED" not in got
+        for name, value in expected.items():
+            assert got.get(name) == (value or None), name
+
+
 def test_a_crew_program_started_from_a_spawn_child_runs_as_itself(tmp_path):
     # Python's spawn set CREW_SPAWN_CHILD, the variable by which crew's C++ start-up hook knows
     # a child of C++ spawn: a crew program run from a Python child took itself for one and

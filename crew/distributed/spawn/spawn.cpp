@@ -22,6 +22,7 @@
 #include "crew/core/parallel_env.h"
 #include "crew/core/spawn_process.h"
 #include "crew/core/timer.h"
+#include "crew/distributed/spawn/spawn_frame.h"
 #include "crew/distributed/spawn/spawn_store.h"
 #include "crew/distributed/spawn/spawn_wire.h"
 
@@ -106,6 +107,15 @@ ParallelEnv spawn_child_env(int rank, const std::vector<int>& devices, int port,
   return c;
 }
 
+WorkerEnv spawn_worker_env(int rank, const std::vector<int>& devices, int port, const std::string& job_id,
+                           const std::string& token, bool parent_hosts_store) {
+  WorkerEnv w;
+  w.parallel = spawn_child_env(rank, devices, port, job_id, token);
+  w.store_hosted = parent_hosts_store;
+  w.num_threads = std::max(1, usable_cores() / static_cast<int>(devices.size()));
+  return w;
+}
+
 struct SpawnContext::State {
   std::unique_ptr<SpawnStoreServer> store;
   std::vector<ChildProcess> children;
@@ -164,15 +174,8 @@ struct SpawnContext::State {
     }
   }
 
-  // 'R'/'E' and the payload of child i's report, or kind 0 when it sent none.
-  std::pair<char, std::string> report(size_t i) const {
-    const std::string& in = inbox[i];
-    if (in.size() < 1 + sizeof(uint64_t)) return {0, ""};
-    uint64_t n = 0;
-    std::memcpy(&n, in.data() + 1, sizeof(n));
-    if (in.size() < 1 + sizeof(n) + n) return {0, ""};
-    return {in[0], in.substr(1 + sizeof(n), n)};
-  }
+  // Child i's report (nullopt: it sent none); SpawnError for a malformed one.
+  std::optional<SpawnReport> report(size_t i) const { return decode_report(inbox[i]); }
 };
 
 SpawnContext::SpawnContext(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -210,19 +213,33 @@ bool SpawnContext::join(std::optional<std::chrono::milliseconds> timeout) {
       }
       // Collect the rest of what it sent (its socket reaches EOF now that it has exited).
       for (int k = 0; k < 100 && s.sockets[i] >= 0; ++k) s.receive(5);
-      auto [kind, payload] = s.report(i);
-      if (st->success() && kind != 'E') continue;
+      std::optional<SpawnReport> report;
+      std::string malformed;
+      try {
+        report = s.report(i);
+      } catch (const SpawnError& e) {
+        malformed = e.what();
+      }
+      const bool raised = report && report->kind == SpawnReport::Kind::ERROR;
+      if (st->success() && !raised && malformed.empty()) continue;
       const pid_t pid = s.children[i].pid();
       s.stop_all();
-      if (kind == 'E') {
+      if (raised) {
         CREW_THROW(SpawnError, "spawn: process ", i, " (pid ", pid,
-                   ") terminated with the following error:\n", payload);
+                   ") terminated with the following error:\n", report->payload);
+      }
+      if (st->success()) {
+        CREW_THROW(SpawnError, "spawn: process ", i, " (pid ", pid, ") exited but its report is malformed: ",
+                   malformed);
       }
       CREW_THROW(SpawnError, "spawn: process ", i, " (pid ", pid, ") terminated with ", st->describe(), ".");
     }
     if (all_done) {
       s.results.clear();
-      for (size_t i = 0; i < s.children.size(); ++i) s.results.push_back(s.report(i).second);
+      for (size_t i = 0; i < s.children.size(); ++i) {
+        auto report = s.report(i);
+        s.results.push_back(report ? report->payload : "");
+      }
       s.done = true;
       return true;
     }
@@ -239,7 +256,6 @@ struct SpawnPlan {
   std::vector<int> devices;           // one per child
   int store_port = 0;                 // of the store the parent serves
   std::string token;                  // the store's job token, made for this spawn
-  int threads = 1;                    // CREW_NUM_THREADS / OMP_NUM_THREADS unless the parent sets them
   std::string job_id;
   std::string entry;  // "<entry offset>,<fn offset>" (kSpawnEntryVar)
 };
@@ -256,29 +272,19 @@ void check_spawnable(detail::SpawnEntry entry, void* fn) {
 SpawnPlan make_plan(const SpawnOptions& o, detail::SpawnEntry entry, void* fn) {
   SpawnPlan plan;
   plan.devices = spawn_devices(o);
-  const int n = static_cast<int>(plan.devices.size());
   plan.base_env = current_environment();
   plan.argv = self_argv();
-  plan.threads = std::max(1, usable_cores() / n);
   plan.job_id = o.job_id;
   plan.entry =
       std::to_string(offset_of(reinterpret_cast<const void*>(entry))) + "," + std::to_string(offset_of(fn));
   return plan;
 }
 
-// Child `rank` of a one-node job whose store the parent serves.
-ParallelEnv child_parallel_env(const SpawnPlan& plan, int rank) {
-  return spawn_child_env(rank, plan.devices, plan.store_port, plan.job_id, plan.token);
-}
-
 std::vector<std::string> child_environment(const SpawnPlan& plan, int rank, int fd) {
-  std::vector<std::string> env = plan.base_env;
-  apply_env(child_parallel_env(plan, rank).to_env(), &env);
+  std::vector<std::string> env = worker_environment(
+      plan.base_env, spawn_worker_env(rank, plan.devices, plan.store_port, plan.job_id, plan.token, true));
   auto set = [&](const char* k, const std::string& v) { set_env_entry(&env, k, v); };
-  set("CREW_STORE_HOSTED", "1");
-  if (!env::get("CREW_NUM_THREADS")) set("CREW_NUM_THREADS", std::to_string(plan.threads));
-  if (!env::get("OMP_NUM_THREADS")) set("OMP_NUM_THREADS", std::to_string(plan.threads));
-  set(detail::kSpawnChildVar, std::to_string(rank));
+  set(kSpawnChildVar, std::to_string(rank));
   set(detail::kSpawnEntryVar, plan.entry);
   set(detail::kSpawnFdVar, std::to_string(fd));
   return env;
@@ -304,9 +310,8 @@ void start_child(SpawnContext::State& state, const SpawnPlan& plan, int rank, co
     throw;  // ~State stops the children started so far
   }
   ::close(pair[1]);
-  uint64_t size = args.size();
-  detail::spawn_write_exact(pair[0], &size, sizeof(size));
-  detail::spawn_write_exact(pair[0], args.data(), args.size());
+  const std::string frame = encode_args_frame(args);
+  detail::spawn_write_exact(pair[0], frame.data(), frame.size());
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "crew/core/parallel_env.h"
+#include "crew/core/worker_env.h"
 #include "crew/distributed/spawn/spawn_codec.h"
 
 namespace crew::dist {
@@ -137,5 +138,11 @@ std::vector<int> spawn_devices(const SpawnOptions& options);
 // 127.0.0.1:port and admits `token` (the spawn's own: an enclosing job's secret is not this store's).
 ParallelEnv spawn_child_env(int rank, const std::vector<int>& devices, int port, const std::string& job_id,
                             const std::string& token);
+// Everything child `rank` is told (crew/core/worker_env.h): spawn_child_env(...), one share of
+// the usable cores as its thread count, and who serves the store: the parent (C++ spawn,
+// `parent_hosts_store`) or rank 0 (the Python package's spawn, which takes its children's
+// variables from here through the binding).
+WorkerEnv spawn_worker_env(int rank, const std::vector<int>& devices, int port, const std::string& job_id,
+                           const std::string& token, bool parent_hosts_store);
 
 }  // namespace crew::dist

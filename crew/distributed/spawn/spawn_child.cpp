@@ -15,6 +15,7 @@
 #include "crew/core/timer.h"
 #include "crew/core/worker_stdio.h"
 #include "crew/distributed/spawn/spawn.h"
+#include "crew/distributed/spawn/spawn_frame.h"
 #include "crew/distributed/spawn/spawn_wire.h"
 
 namespace crew::dist {
@@ -63,11 +64,9 @@ void write_exact_impl(int fd, const void* data, size_t size) {
   }
 }
 
-void send_frame(int fd, char kind, const std::string& payload) {
-  uint64_t n = payload.size();
-  write_exact_impl(fd, &kind, 1);
-  write_exact_impl(fd, &n, sizeof(n));
-  write_exact_impl(fd, payload.data(), payload.size());
+void send_report(int fd, SpawnReport::Kind kind, std::string payload) {
+  const std::string frame = encode_report(SpawnReport{kind, std::move(payload)});
+  write_exact_impl(fd, frame.data(), frame.size());
 }
 
 // In a spawned child: runs the entry named in the environment and exits, before main.
@@ -82,7 +81,7 @@ void send_frame(int fd, char kind, const std::string& payload) {
                  entry_text.c_str(), detail::kSpawnFdVar);
     std::_Exit(3);
   }
-  ::unsetenv(detail::kSpawnChildVar);
+  ::unsetenv(kSpawnChildVar);
   ::unsetenv(detail::kSpawnEntryVar);
   ::unsetenv(detail::kSpawnFdVar);
   const char* anchor = reinterpret_cast<const char*>(&detail::spawn_anchor);
@@ -92,22 +91,23 @@ void send_frame(int fd, char kind, const std::string& payload) {
   int code = 0;
   try {
     Deadline deadline(kArgsTimeout);
-    uint64_t n = 0;
-    CREW_CHECK_T(SpawnError, read_exact(fd, &n, sizeof(n), deadline),
+    char header[kSpawnLengthBytes];
+    CREW_CHECK_T(SpawnError, read_exact(fd, header, sizeof(header), deadline),
                  "spawn child: no arguments from the parent");
+    const uint64_t n = decode_args_length(std::string_view(header, sizeof(header)));
     std::string args(n, '\0');
     CREW_CHECK_T(SpawnError, read_exact(fd, args.data(), n, deadline), "spawn child: arguments truncated");
     std::string result;
     entry(fn, args, &result);
     std::cout.flush();
-    send_frame(fd, 'R', result);
+    send_report(fd, SpawnReport::Kind::RESULT, std::move(result));
   } catch (const std::exception& e) {
     std::cout.flush();
-    send_frame(fd, 'E', e.what());
+    send_report(fd, SpawnReport::Kind::ERROR, e.what());
     code = 1;
   } catch (...) {
     std::cout.flush();
-    send_frame(fd, 'E', "unknown exception (not derived from std::exception)");
+    send_report(fd, SpawnReport::Kind::ERROR, "unknown exception (not derived from std::exception)");
     code = 1;
   }
   std::cerr.flush();
@@ -119,7 +119,7 @@ void send_frame(int fd, char kind, const std::string& payload) {
 
 struct ChildHook {
   ChildHook() {
-    if (!::getenv(detail::kSpawnChildVar)) return;
+    if (!::getenv(kSpawnChildVar)) return;
     // fn runs inside this initialiser, maybe before crew_core's own: line-buffer stdout now.
     setup_worker_stdio();
     run_child();

@@ -3,9 +3,11 @@
 // child's pre-main hook (spawn_child.cpp).
 #include <cstddef>
 
+#include "crew/core/worker_env.h"
+
 namespace crew::dist::detail {
 
-inline constexpr const char* kSpawnChildVar = "CREW_SPAWN_CHILD";  // the child's rank
+// The child's rank is in crew::kSpawnChildVar (crew/core/worker_env.h).
 inline constexpr const char* kSpawnEntryVar = "CREW_SPAWN_ENTRY";  // "<entry offset>,<fn offset>"
 inline constexpr const char* kSpawnFdVar = "CREW_SPAWN_FD";        // socket to the parent
 

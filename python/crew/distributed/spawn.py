@@ -50,13 +50,6 @@ class ProcessExitedException(Exception):
         self.exit_code = exit_code
 
 
-def _usable_cores():
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:
-        return max(1, os.cpu_count() or 1)
-
-
 def _devices(nprocs, gpus):
     """crew::dist::spawn's rule: the ids in gpus, else nprocs (-1: one per usable core)."""
     if nprocs is None:
@@ -177,16 +170,12 @@ def spawn(func, args=(), nprocs=-1, join=True, daemon=False, **options):
     port = _free_port()
     job_id = "spawn-" + uuid.uuid4().hex[:8]
     token = secrets.token_hex(16)  # rank 0's store admits only these children
-    threads = str(max(1, _usable_cores() // len(devices)))
     ctx = multiprocessing.get_context("spawn")
     processes, queues = [], []
     for rank in range(len(devices)):
-        env = dict(_C.dist.spawn_child_env(rank, devices, port, job_id, token))
-        # Unset: it marks a child of C++ spawn, whose start-up hook would take over any crew
-        # C++ program this child starts.
-        env["CREW_SPAWN_CHILD"] = ""
-        env.setdefault("CREW_NUM_THREADS", os.environ.get("CREW_NUM_THREADS", threads))
-        env.setdefault("OMP_NUM_THREADS", os.environ.get("OMP_NUM_THREADS", threads))
+        # Every variable the child gets, from crew's one owner of a worker's environment (as
+        # crew launch and C++ spawn): rank, store, token, threads; "" unsets one.
+        env = dict(_C.dist.spawn_worker_env(rank, devices, port, job_id, token))
         q = ctx.SimpleQueue()
         p = ctx.Process(target=_child_main, args=(func, tuple(args), env, q, os.getpid()), daemon=daemon)
         p.start()
