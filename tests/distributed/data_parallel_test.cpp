@@ -258,11 +258,14 @@ TEST(DataParallel, GradientsAreBucketViewsUnderEitherClearGrad) {
               if (q == p) return b.flat;
           CREW_THROW(InternalError, "parameter ", p, " is in no bucket");
         };
-        auto is_view = [&](size_t p) { return params[p].grad().defined() && params[p].grad().shares_storage(bucket_of(p)); };
+        auto is_view = [&](size_t p) {
+          return params[p].grad().defined() && params[p].grad().shares_storage(bucket_of(p));
+        };
         // A hook registered after DataParallel's runs right after the reducer's for that parameter.
         std::vector<int> view_at_hook(params.size(), 0);
         for (size_t p = 0; p < params.size(); ++p)
-          autograd::register_grad_ready_hook(params[p], [&, p](const Tensor&) { view_at_hook[p] += is_view(p); });
+          autograd::register_grad_ready_hook(params[p],
+                                             [&, p](const Tensor&) { view_at_hook[p] += is_view(p); });
         auto expected = [&](int step) {
           std::vector<std::vector<float>> avg;
           for (int r = 0; r < world; ++r) {
@@ -276,7 +279,8 @@ TEST(DataParallel, GradientsAreBucketViewsUnderEitherClearGrad) {
           return avg;
         };
         sum(dp(rank_input(rank, 0))).backward();
-        for (size_t p = 0; p < params.size(); ++p) CREW_CHECK(is_view(p), "step 0: param ", p, " is a bucket view");
+        for (size_t p = 0; p < params.size(); ++p)
+          CREW_CHECK(is_view(p), "step 0: param ", p, " is a bucket view");
         expect_grads_near(params, expected(0));
         // clear_grad() (set_to_zero): the same views, zeroed; backward adds into them.
         std::vector<Tensor> kept;
@@ -287,7 +291,8 @@ TEST(DataParallel, GradientsAreBucketViewsUnderEitherClearGrad) {
           for (float v : params[p].grad().to_vector<float>()) CREW_CHECK(v == 0.0f, "zeroed");
         }
         sum(dp(rank_input(rank, 1))).backward();
-        for (size_t p = 0; p < params.size(); ++p) CREW_CHECK(params[p].grad().is_same(kept[p]), "step 1: same view");
+        for (size_t p = 0; p < params.size(); ++p)
+          CREW_CHECK(params[p].grad().is_same(kept[p]), "step 1: same view");
         expect_grads_near(params, expected(1));
         // clear_grad(false): dropped (None, as Paddle); the next backward hands back the views.
         net->clear_gradients(/*set_to_zero=*/false);

@@ -20,7 +20,8 @@ dist::GradSyncOptions engine_options(const DataParallelOptions& o) {
 DataParallel::DataParallel(std::shared_ptr<nn::Layer> layer, DataParallelOptions options)
     : nn::Layer("data_parallel"), layer_(std::move(layer)) {
   CREW_CHECK(layer_ != nullptr, "DataParallel: layer is null");
-  sync_ = std::make_unique<dist::GradSync>(layer_->named_parameters(), layer_->buffers(), engine_options(options));
+  sync_ = std::make_unique<dist::GradSync>(layer_->named_parameters(), layer_->buffers(),
+                                           engine_options(options));
 }
 
 Tensor DataParallel::forward(const Tensor& x) {

@@ -52,8 +52,8 @@ GradSync::GradSync(const std::vector<std::pair<std::string, Tensor>>& parameters
     group_holder_ = default_group();
     group_ = group_holder_.get();
   }
-  CREW_CHECK_T(StateError, group_->is_member(), "DataParallel: rank ", get_rank(), " is not a member of group ",
-               group_->name());
+  CREW_CHECK_T(StateError, group_->is_member(), "DataParallel: rank ", get_rank(),
+               " is not a member of group ", group_->name());
   world_size_ = group_->nranks();
   std::vector<Tensor> state;
   for (const auto& [name, p] : parameters) state.push_back(p);
@@ -74,7 +74,8 @@ GradSync::GradSync(const std::vector<std::pair<std::string, Tensor>>& parameters
   ropts.first_bucket_bytes = options_.first_bucket_bytes;
   ropts.find_unused_parameters = options_.find_unused_parameters;
   ropts.on_slow_wait = [this] { check_peers_running(); };
-  reducer_ = std::make_unique<Reducer>(std::move(trained), std::move(names), group_->process_group_ptr(), ropts);
+  reducer_ =
+      std::make_unique<Reducer>(std::move(trained), std::move(names), group_->process_group_ptr(), ropts);
 }
 
 GradSync::~GradSync() {

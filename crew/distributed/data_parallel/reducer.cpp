@@ -170,7 +170,8 @@ void Reducer::mark_ready(size_t index, bool has_grad) {
                   " has the wrong size");
     // A gradient that is its slot already (kept from the last step, zeroed or accumulated
     // into) needs nothing; a new one (after clear_grad(false)) is copied in once.
-    if (!is_slot(grad, index)) kernels::pack_flat({grad}, buckets_[bucket_of_[index]].flat, slot_offset(index));
+    if (!is_slot(grad, index))
+      kernels::pack_flat({grad}, buckets_[bucket_of_[index]].flat, slot_offset(index));
   } else {
     slot.zero_();
   }

@@ -15,7 +15,8 @@ void pack_flat_cpu(const std::vector<Tensor>& parts, const Tensor& flat, int64_t
 }
 
 void unpack_flat_cpu(const Tensor& flat, int64_t offset, const std::vector<Tensor>& parts) {
-  const char* src = static_cast<const char*>(flat.raw_data("unpack_flat")) + offset * dtype_size(flat.dtype());
+  const char* src =
+      static_cast<const char*>(flat.raw_data("unpack_flat")) + offset * dtype_size(flat.dtype());
   for (const Tensor& t : parts) {
     const size_t bytes = t.nbytes();
     if (bytes) std::memcpy(t.raw_data("unpack_flat"), src, bytes);
@@ -30,8 +31,8 @@ void check_operands(const char* op, const std::vector<Tensor>& parts, const Tens
   for (size_t i = 0; i < parts.size(); ++i) {
     const Tensor& t = parts[i];
     CREW_CHECK(t.defined(), op, ": part ", i, " is undefined");
-    CREW_CHECK(t.dtype() == flat.dtype(), op, ": part ", i, " is ", dtype_name(t.dtype()), ", the flat buffer ",
-               dtype_name(flat.dtype()));
+    CREW_CHECK(t.dtype() == flat.dtype(), op, ": part ", i, " is ", dtype_name(t.dtype()),
+               ", the flat buffer ", dtype_name(flat.dtype()));
     check_same_place(op, {{"flat", &flat}, {"part", &t}});
     total += t.numel();
   }
