@@ -1,9 +1,10 @@
 """crew.DataParallel: paddle.DataParallel around any crew.nn.Layer (Python-defined or C++).
 
-The wrapped layer's forward runs as usual (Python calling C++ layers); the reducer is C++
-(crew::DataParallel): parameters are broadcast from rank 0 at construction, gradients are
-bucketed in reverse registration order and their all_reduces start while backward is still
-running, exactly as for a C++ model (docs/data_parallel.md).
+The wrapped layer's forward runs as usual (Python calling C++ layers); the gradient sync is
+C++ (crew::dist::GradSync, the engine crew::DataParallel wraps too): parameters are broadcast
+from rank 0 at construction, gradients are bucketed in reverse registration order and their
+all_reduces start while backward is still running, no_sync and the uneven-input check work
+exactly as for a C++ model (docs/data_parallel.md).
 """
 import contextlib
 
@@ -31,24 +32,24 @@ class DataParallel(Layer):
             raise TypeError(f"DataParallel: layers must be a crew.nn.Layer, got {type(layers).__name__}")
         self._layers = layers
         named = list(layers.named_parameters())
-        object.__setattr__(self, "_core", _C._DataParallel(
+        object.__setattr__(self, "_sync", _C._GradSync(
             named, layers.buffers(), float(comm_buffer_size), float(last_comm_buffer_size),
             bool(find_unused_parameters), group))
 
     def forward(self, *inputs, **kwargs):
         out = self._layers(*inputs, **kwargs)
-        self._core.prepare_for_backward(_tensors(out, []))
+        self._sync.prepare_for_backward(_tensors(out, []))
         return out
 
     @contextlib.contextmanager
     def no_sync(self):
         """Inside the block, backward accumulates gradients locally (no all_reduce)."""
-        previous = self._core.grad_need_sync
-        self._core.grad_need_sync = False
+        previous = self._sync.grad_need_sync
+        self._sync.grad_need_sync = False
         try:
             yield
         finally:
-            self._core.grad_need_sync = previous
+            self._sync.grad_need_sync = previous
 
     # The wrapped layer's tensors and state, without a "_layers." prefix (as Paddle's
     # state_dict; checkpoints load with or without the wrapper).

@@ -25,7 +25,7 @@ void bind_io(py::module_& m);           // io.cpp: Dataset (subclassable), sampl
 void bind_vision(py::module_& m);       // vision.cpp: datasets, transforms
 void bind_distributed(py::module_& m);  // distributed.cpp: init, groups, tensor collectives
 void bind_distributed_objects(py::module_& dist);  // distributed_objects.cpp: objects, env
-void bind_data_parallel(py::module_& m);  // data_parallel.cpp: DataParallel for a Python layer
+void bind_data_parallel(py::module_& m);  // data_parallel.cpp: the GradSync engine for DataParallel
 
 // Raises TypeError "func(): argument 'arg' must be <accepted>, got <type>" for `value` ("func
 // must be ..." when arg is ""), or

@@ -232,6 +232,83 @@ TEST(DataParallel, SmallBucketsAverageGradientsAndNoSyncAccumulates) {
   testing::expect_all_ok(results);
 }
 
+// The rule of docs/data_parallel.md, "Gradients and clear_grad": after a synchronised backward
+// every gradient is a view of its bucket slot, handed over as soon as the parameter's hook ran
+// (not at the end of backward); clear_grad() keeps the views (zeroed), clear_grad(false) drops
+// them and the next backward writes the new gradients into the slots once.
+TEST(DataParallel, GradientsAreBucketViewsUnderEitherClearGrad) {
+  dist::TCPStoreServer server({.insecure = true});
+  auto results = testing::run_ranks(
+      2,
+      [&](int rank, int world) {
+        dist::init_parallel_env();
+        seed(7);
+        auto net = std::make_shared<TinyNet>();
+        seed(7);
+        TinyNet reference;
+        DataParallelOptions o;
+        o.last_comm_buffer_bytes = 64;
+        o.comm_buffer_bytes = 64;
+        DataParallel dp(net, o);
+        const auto params = net->parameters();
+        const auto& buckets = dp.reducer()->buckets();
+        auto bucket_of = [&](size_t p) -> const Tensor& {
+          for (const auto& b : buckets)
+            for (size_t q : b.params)
+              if (q == p) return b.flat;
+          CREW_THROW(InternalError, "parameter ", p, " is in no bucket");
+        };
+        auto is_view = [&](size_t p) {
+          return params[p].grad().defined() && params[p].grad().shares_storage(bucket_of(p));
+        };
+        // A hook registered after DataParallel's runs right after the reducer's for that parameter.
+        std::vector<int> view_at_hook(params.size(), 0);
+        for (size_t p = 0; p < params.size(); ++p)
+          autograd::register_grad_ready_hook(params[p],
+                                             [&, p](const Tensor&) { view_at_hook[p] += is_view(p); });
+        auto expected = [&](int step) {
+          std::vector<std::vector<float>> avg;
+          for (int r = 0; r < world; ++r) {
+            auto g = local_grads(reference, rank_input(r, step));
+            if (avg.empty()) avg.assign(g.size(), {});
+            for (size_t i = 0; i < g.size(); ++i) {
+              avg[i].resize(g[i].size(), 0.0f);
+              for (size_t k = 0; k < g[i].size(); ++k) avg[i][k] += g[i][k] / world;
+            }
+          }
+          return avg;
+        };
+        sum(dp(rank_input(rank, 0))).backward();
+        for (size_t p = 0; p < params.size(); ++p)
+          CREW_CHECK(is_view(p), "step 0: param ", p, " is a bucket view");
+        expect_grads_near(params, expected(0));
+        // clear_grad() (set_to_zero): the same views, zeroed; backward adds into them.
+        std::vector<Tensor> kept;
+        for (const auto& p : params) kept.push_back(p.grad());
+        net->clear_gradients(/*set_to_zero=*/true);
+        for (size_t p = 0; p < params.size(); ++p) {
+          CREW_CHECK(params[p].grad().is_same(kept[p]), "clear_grad() keeps the view of param ", p);
+          for (float v : params[p].grad().to_vector<float>()) CREW_CHECK(v == 0.0f, "zeroed");
+        }
+        sum(dp(rank_input(rank, 1))).backward();
+        for (size_t p = 0; p < params.size(); ++p)
+          CREW_CHECK(params[p].grad().is_same(kept[p]), "step 1: same view");
+        expect_grads_near(params, expected(1));
+        // clear_grad(false): dropped (None, as Paddle); the next backward hands back the views.
+        net->clear_gradients(/*set_to_zero=*/false);
+        for (const auto& p : params) CREW_CHECK(!p.grad().defined(), "clear_grad(false) drops the gradient");
+        std::fill(view_at_hook.begin(), view_at_hook.end(), 0);
+        sum(dp(rank_input(rank, 2))).backward();
+        for (size_t p = 0; p < params.size(); ++p) {
+          CREW_CHECK(is_view(p), "step 2: param ", p, " is a bucket view again");
+          CREW_CHECK_EQ(view_at_hook[p], 1, "param ", p, " is a view as soon as its hook ran");
+        }
+        expect_grads_near(params, expected(2));
+      },
+      dist_options(server));
+  testing::expect_all_ok(results);
+}
+
 TEST(DataParallel, UnusedParametersNeedTheOption) {
   dist::TCPStoreServer server({.insecure = true});
   auto results = testing::run_ranks(

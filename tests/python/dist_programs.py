@@ -81,3 +81,36 @@ def data_parallel_grads(out_dir):
     with open(os.path.join(out_dir, f"rank{rank}"), "w") as f:
         json.dump({"scale": net.scale.numpy().tolist(), "synced": synced.tolist(),
                    "local": local.tolist(), "keys": sorted(model.state_dict())}, f)
+
+
+def data_parallel_unused(out_dir):
+    """find_unused_parameters through the engine (crew._C._GradSync): without it the first
+    forward names the unused parameter; with it the used gradients are averaged and the unused
+    one is zero on every rank."""
+    dist.init_parallel_env()
+    rank = dist.get_rank()
+
+    class Net(crew.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.used = crew.nn.Linear(3, 2)
+            self.unused = crew.nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.used(x)
+
+    net = Net()
+    x = crew.to_tensor(np.full([4, 3], float(rank + 1), np.float32))
+    error = ""
+    try:
+        crew.DataParallel(net)(x)
+    except RuntimeError as e:
+        error = str(e)
+    model = crew.DataParallel(net, find_unused_parameters=True)
+    for _ in range(2):  # the second step adds into the bucket views clear_grad() kept
+        crew.sum(model(x)).backward()
+        used, unused = net.used.weight.grad.numpy().copy(), net.unused.weight.grad.numpy().copy()
+        net.clear_gradients()
+    with open(os.path.join(out_dir, f"rank{rank}"), "w") as f:
+        json.dump({"error": error, "used": used.tolist(), "unused": unused.tolist(),
+                   "engine": type(model._sync).__name__, "steps": model._sync.steps}, f)

@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import crew
@@ -92,3 +93,29 @@ def test_data_parallel_averages_python_layer_grads_and_no_sync_keeps_them_local(
         s = 4.0 * (r + 1)
         assert got["local"] == [[s, 2 * s]] * 3
         assert got["keys"] == ["fc.bias", "fc.weight", "scale"]  # no wrapper prefix
+
+
+def test_data_parallel_find_unused_parameters_through_the_engine(tmp_path):
+    dist.spawn(dist_programs.data_parallel_unused, args=(str(tmp_path),), nprocs=2)
+    for r in range(2):
+        got = json.loads((tmp_path / f"rank{r}").read_text())
+        assert "unused.weight" in got["error"] and "find_unused_parameters" in got["error"], got["error"]
+        # used.weight [3, 2]: d sum / d W[k][j] = sum of x over 4 rows, averaged: 4 * 1.5
+        assert got["used"] == [[6.0, 6.0]] * 3
+        assert got["unused"] == [[0.0, 0.0]] * 2
+        assert got["engine"] == "_GradSync" and got["steps"] == 2
+
+
+def test_data_parallel_wraps_the_engine_not_a_layer():
+    # No fake C++ Layer behind the Python DataParallel: the engine alone, which in a world of
+    # one process has no reducer and leaves the layer's gradients local.
+    assert not hasattr(crew._C, "_DataParallel")
+    net = crew.nn.Linear(3, 2)
+    model = crew.DataParallel(net)
+    assert isinstance(model._sync, crew._C._GradSync)
+    assert model._sync.world_size == 1 and not model._sync.has_reducer
+    with model.no_sync():
+        assert model._sync.grad_need_sync is False
+    assert model._sync.grad_need_sync is True
+    crew.sum(model(crew.to_tensor(np.ones([2, 3], np.float32)))).backward()
+    assert net.weight.grad.numpy().tolist() == [[2.0, 2.0]] * 3

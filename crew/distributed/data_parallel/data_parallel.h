@@ -1,7 +1,8 @@
 #pragma once
 // crew::DataParallel: Paddle's paddle.DataParallel. Wraps a layer so that every rank of the
 // group trains the same model on its own share of the data, with gradients averaged over
-// the group during backward (see crew/distributed/data_parallel/reducer.h and docs/data_parallel.md).
+// the group during backward. The Layer only forwards; the work is its crew::dist::GradSync
+// (grad_sync.h, reducer.h, docs/data_parallel.md), which the Python DataParallel wraps too.
 //
 //   crew::dist::init_parallel_env();
 //   auto model = std::make_shared<crew::DataParallel>(std::make_shared<MyNet>());
@@ -19,13 +20,13 @@
 // checkpoints load with or without DataParallel. In a world of one process DataParallel is a
 // plain wrapper (with Paddle's warning). Ranks whose data run out at different steps are
 // detected: every rank gets an error suggesting DistributedBatchSampler instead of a hang.
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "crew/distributed/data_parallel/reducer.h"
-#include "crew/distributed/parallel/parallel.h"
+#include "crew/distributed/data_parallel/grad_sync.h"
 #include "crew/nn/layer.h"
 
 // Namespace crew, not crew::dist: Paddle spells it paddle.DataParallel (and PyTorch
@@ -46,35 +47,19 @@ struct DataParallelOptions {
 class DataParallel : public nn::Layer {
  public:
   explicit DataParallel(std::shared_ptr<nn::Layer> layer, DataParallelOptions options = {});
-  ~DataParallel() override;
 
   Tensor forward(const Tensor& x) override;
 
   // While a guard lives, forward+backward accumulate gradients locally (no all_reduce).
-  class NoSyncGuard {
-   public:
-    explicit NoSyncGuard(DataParallel& dp) : dp_(dp), previous_(dp.grad_need_sync_) {
-      dp.grad_need_sync_ = false;
-    }
-    ~NoSyncGuard() { dp_.grad_need_sync_ = previous_; }
-    NoSyncGuard(const NoSyncGuard&) = delete;
-    NoSyncGuard& operator=(const NoSyncGuard&) = delete;
-
-   private:
-    DataParallel& dp_;
-    bool previous_;
-  };
-  NoSyncGuard no_sync() { return NoSyncGuard(*this); }
-  // The flag no_sync() clears, for bindings whose scope is not a C++ block (Python's
-  // `with model.no_sync():`).
-  bool grad_need_sync() const { return grad_need_sync_; }
-  void set_grad_need_sync(bool sync) { grad_need_sync_ = sync; }
+  using NoSyncGuard = dist::GradSync::NoSyncGuard;
+  NoSyncGuard no_sync() { return sync_->no_sync(); }
+  // The flag no_sync() clears.
+  bool grad_need_sync() const { return sync_->grad_need_sync(); }
+  void set_grad_need_sync(bool sync) { sync_->set_grad_need_sync(sync); }
 
   // What forward() does after running the wrapped layer: arms the reducer for the backward
-  // of `outputs`. For callers that run the wrapped computation themselves (the Python
-  // DataParallel, whose layer's forward is Python). No-op in a world of one process, under
-  // no_sync, or with gradients disabled.
-  void prepare_for_backward(const std::vector<Tensor>& outputs);
+  // of `outputs` (GradSync::prepare_for_backward).
+  void prepare_for_backward(const std::vector<Tensor>& outputs) { sync_->prepare_for_backward(outputs); }
 
   // The wrapped layer's, without a prefix.
   std::vector<Tensor> parameters(bool include_sublayers = true) const override {
@@ -99,23 +84,15 @@ class DataParallel : public nn::Layer {
 
   nn::Layer& module() { return *layer_; }
   const std::shared_ptr<nn::Layer>& module_ptr() const { return layer_; }
+  // The engine: broadcast, Reducer, no_sync, uneven-input check.
+  dist::GradSync& grad_sync() { return *sync_; }
   // Null in a world of one process.
-  const dist::Reducer* reducer() const { return reducer_.get(); }
-  int world_size() const { return world_size_; }
+  const dist::Reducer* reducer() const { return sync_->reducer(); }
+  int world_size() const { return sync_->world_size(); }
 
  private:
-  void broadcast_state();
-  void check_peers_running();
-  void announce_done();
-
   std::shared_ptr<nn::Layer> layer_;
-  DataParallelOptions options_;
-  std::shared_ptr<dist::Group> group_holder_;
-  dist::Group* group_ = nullptr;
-  int world_size_ = 1;
-  int id_ = 0;
-  std::unique_ptr<dist::Reducer> reducer_;
-  bool grad_need_sync_ = true;
+  std::unique_ptr<dist::GradSync> sync_;
 };
 
 }  // namespace crew

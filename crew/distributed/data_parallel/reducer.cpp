@@ -1,12 +1,12 @@
 #include "crew/distributed/data_parallel/reducer.h"
 
 #include <algorithm>
-#include <cstring>
 #include <unordered_set>
 
 #include "crew/core/check.h"
 #include "crew/core/error.h"
 #include "crew/core/timer.h"
+#include "crew/tensor/kernels/bucket_copy.h"
 
 namespace crew::dist {
 namespace {
@@ -75,6 +75,12 @@ Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
     // In the group's own memory where it has some (shm: reduced in place, no staging copies).
     bucket.flat = group_->allocate_buffer(bucket.numel, DType::FLOAT32);
     buckets_.push_back(std::move(bucket));
+  }
+  slots_.resize(params_.size());
+  for (size_t p = 0; p < params_.size(); ++p) {
+    const Bucket& bucket = buckets_[bucket_of_[p]];
+    const int64_t begin = bucket.offsets[slot_of_[p]];
+    slots_[p] = bucket.flat.slice(begin, begin + params_[p].numel()).view(params_[p].shape());
   }
   ready_.assign(params_.size(), false);
   for (size_t i = 0; i < params_.size(); ++i) {
@@ -149,21 +155,30 @@ void Reducer::on_grad_ready(size_t index) {
   mark_ready(index, true);
 }
 
+bool Reducer::is_slot(const Tensor& grad, size_t index) const {
+  const Tensor& slot = slots_[index];
+  return grad.is_same(slot) || (grad.shares_storage(slot) && grad.impl()->offset == slot.impl()->offset);
+}
+
 void Reducer::mark_ready(size_t index, bool has_grad) {
   ready_[index] = true;
-  Bucket& bucket = buckets_[bucket_of_[index]];
-  const int64_t offset = bucket.offsets[slot_of_[index]];
-  float* dst = bucket.flat.data<float>() + offset;
-  const Tensor& param = params_[index];
+  Tensor& param = params_[index];
+  Tensor& slot = slots_[index];
   Tensor grad = has_grad ? param.grad() : Tensor();
   if (grad.defined()) {
     CREW_CHECK_EQ(grad.numel(), param.numel(), "DataParallel: gradient of ", names_[index],
                   " has the wrong size");
-    // After the first step the gradient is a view of this slot (finalize): nothing to copy.
-    if (grad.data<float>() != dst) std::memcpy(dst, grad.data<float>(), grad.nbytes());
+    // A gradient that is its slot already (kept from the last step, zeroed or accumulated
+    // into) needs nothing; a new one (after clear_grad(false)) is copied in once.
+    if (!is_slot(grad, index))
+      kernels::pack_flat({grad}, buckets_[bucket_of_[index]].flat, slot_offset(index));
   } else {
-    std::memset(dst, 0, param.nbytes());
+    slot.zero_();
   }
+  // The slot is the gradient from now on: the new tensor goes at once, not at the end of
+  // backward, so backward never holds a second copy of the gradients.
+  if (!grad.defined() || !grad.is_same(slot)) param.set_grad(slot);
+  Bucket& bucket = buckets_[bucket_of_[index]];
   CREW_INTERNAL_ASSERT(bucket.pending > 0);
   if (--bucket.pending == 0) launch_ready_buckets();
 }
@@ -205,20 +220,10 @@ void Reducer::finalize() {
   for (auto& bucket : buckets_) wait_bucket(bucket);
   stats_.comm_wait_seconds = wait_clock.seconds();
   total_comm_wait_ += stats_.comm_wait_seconds;
-  // The averaged gradients (AVG: the backend divides while it reduces) stay in the buckets
-  // and become the parameters' gradients as views of them (PyTorch's
-  // gradient_as_bucket_view): no copy out now, and the next backward accumulates straight
-  // into the bucket, so mark_ready copies nothing either.
-  for (auto& bucket : buckets_) {
-    bucket.work.reset();
-    for (size_t s = 0; s < bucket.params.size(); ++s) {
-      Tensor& param = params_[bucket.params[s]];
-      const int64_t begin = bucket.offsets[s];
-      Tensor slot = bucket.flat.slice(begin, begin + param.numel()).view(param.shape());
-      Tensor grad = param.grad();
-      if (!grad.defined() || grad.data<float>() != slot.data<float>()) param.set_grad(slot);
-    }
-  }
+  // The averaged gradients (AVG: the backend divides while it reduces) stay in the buckets,
+  // whose slots mark_ready made the parameters' gradients (PyTorch's
+  // gradient_as_bucket_view): nothing is copied out.
+  for (auto& bucket : buckets_) bucket.work.reset();
   ++steps_;
   stats_.steps = steps_;
 }

@@ -12,16 +12,20 @@
 // The buckets come from ProcessGroup::allocate_buffer: on the shm backend they live in shared
 // memory and are reduced in place, reading the peers' buckets directly (no staging copies).
 //
-// One step: prepare_for_backward() (called by DataParallel's forward) arms the hooks. Each
-// parameter's grad-ready hook copies its gradient into its bucket's flat buffer (unless the
-// gradient already is that slot); when a bucket is full it starts an async AVG all_reduce
-// (the backend divides by world_size as it reduces), strictly in bucket order. When the last
-// bucket has started, the reducer waits for all of them and makes every parameter's gradient
-// a view of its slot (PyTorch's gradient_as_bucket_view): from the second step on, backward
-// accumulates into the buckets and neither copy runs. All of this runs on the thread running
-// backward; the all_reduces run in the process group's queue meanwhile, in order, on its
-// worker thread (without on_slow_wait the reducer waits with a plain wait(), which may run a
-// bucket's all_reduce that nobody has started on the backward thread instead).
+// One step: prepare_for_backward() (called by GradSync, for DataParallel's forward) arms the
+// hooks. Each parameter's grad-ready hook writes its gradient into its bucket's flat buffer
+// (unless the gradient already is that slot) and makes the slot the parameter's gradient at
+// once (PyTorch's gradient_as_bucket_view); when a bucket is full it starts an async AVG
+// all_reduce (the backend divides by world_size as it reduces), strictly in bucket order.
+// When the last bucket has started, the reducer waits for all of them: the averaged
+// gradients are then in the slots, nothing is copied out. A gradient kept from the last step
+// (clear_grad() zeroes it in place) is accumulated into by backward and needs no copy; one
+// dropped by clear_grad(false) is copied in once (docs/data_parallel.md, "Gradients and
+// clear_grad"). The copies are crew::kernels (bucket_copy.h), dispatched on the bucket's
+// place. All of this runs on the thread running backward; the all_reduces run in the process
+// group's queue meanwhile, in order, on its worker thread (without on_slow_wait the reducer
+// waits with a plain wait(), which may run a bucket's all_reduce that nobody has started on
+// the backward thread instead).
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -89,6 +93,9 @@ class Reducer {
  private:
   void on_grad_ready(size_t index);
   void mark_ready(size_t index, bool has_grad);
+  // Whether `grad` is the view of parameter `index`'s slot in its bucket.
+  bool is_slot(const Tensor& grad, size_t index) const;
+  int64_t slot_offset(size_t index) const { return buckets_[bucket_of_[index]].offsets[slot_of_[index]]; }
   void launch_ready_buckets();
   void finalize();
   void wait_bucket(Bucket& bucket);
@@ -101,6 +108,7 @@ class Reducer {
   std::vector<Bucket> buckets_;
   std::vector<size_t> bucket_of_;  // parameter -> bucket
   std::vector<size_t> slot_of_;    // parameter -> position in its bucket
+  std::vector<Tensor> slots_;      // parameter -> its slot: a view of its bucket, shaped as it
   std::vector<autograd::HookId> hooks_;
   std::vector<bool> ready_;
   std::vector<size_t> unused_;
