@@ -1,31 +1,16 @@
 // Elementwise arithmetic with broadcasting, and unary math.
-#include <cmath>
-
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"
 #include "crew/tensor/kernels/broadcast.h"
+#include "crew/tensor/kernels/elementwise.h"
 
 namespace crew {
 namespace {
 
 using kernels::BinaryOp;
+using kernels::UnaryOp;
 
 Tensor bin(BinaryOp op, const Tensor& a, const Tensor& b) { return kernels::binary(op, a, b, "backward"); }
-
-template <typename F>
-Tensor map_unary(const Tensor& x, const char* name, F f) {
-  kernels::check_floating(x, name);
-  Tensor y = Tensor::uninitialized(x.shape(), x.dtype());
-  dispatch_dtype(x.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>) {
-      const T* xp = x.data<T>();
-      T* yp = y.data<T>();
-      for (int64_t i = 0, n = x.numel(); i < n; ++i) yp[i] = static_cast<T>(f(xp[i]));
-    }
-  });
-  return y;
-}
 
 }  // namespace
 
@@ -110,7 +95,7 @@ Tensor neg(const Tensor& a) {
 }
 
 Tensor exp(const Tensor& a) {
-  Tensor y = map_unary(a, "exp", [](auto v) { return std::exp(v); });
+  Tensor y = kernels::unary(UnaryOp::EXP, a, 0.0, "exp");
   if (autograd::should_record({&a})) {
     autograd::record(y, "exp", {a}, [y = y.detach()](const Tensor& g, const std::vector<bool>&) {
       return std::vector<Tensor>{bin(BinaryOp::MUL, g, y)};
@@ -120,7 +105,7 @@ Tensor exp(const Tensor& a) {
 }
 
 Tensor log(const Tensor& a) {
-  Tensor y = map_unary(a, "log", [](auto v) { return std::log(v); });
+  Tensor y = kernels::unary(UnaryOp::LOG, a, 0.0, "log");
   if (autograd::should_record({&a})) {
     autograd::record(y, "log", {a}, [a](const Tensor& g, const std::vector<bool>&) {
       return std::vector<Tensor>{bin(BinaryOp::DIV, g, a)};
@@ -130,11 +115,10 @@ Tensor log(const Tensor& a) {
 }
 
 Tensor pow(const Tensor& a, double exponent) {
-  Tensor y = map_unary(a, "pow", [exponent](auto v) { return std::pow(v, exponent); });
+  Tensor y = kernels::unary(UnaryOp::POW, a, exponent, "pow");
   if (autograd::should_record({&a})) {
     autograd::record(y, "pow", {a}, [a, exponent](const Tensor& g, const std::vector<bool>&) {
-      Tensor d =
-          map_unary(a, "pow backward", [exponent](auto v) { return exponent * std::pow(v, exponent - 1); });
+      Tensor d = kernels::unary(UnaryOp::POW_GRAD, a, exponent, "pow backward");
       return std::vector<Tensor>{bin(BinaryOp::MUL, g, d)};
     }, {a});
   }

@@ -2,6 +2,7 @@
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"
 #include "crew/tensor/kernels/broadcast.h"
+#include "crew/tensor/kernels/copy_strided.h"
 #include "crew/tensor/kernels/gemm.h"
 
 namespace crew {
@@ -47,16 +48,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
 
 Tensor transpose2d(const Tensor& x) {
   CREW_CHECK(x.dim() == 2, "transpose2d: expected a 2-d tensor, got shape ", shape_str(x.shape()));
-  const int64_t m = x.size(0), n = x.size(1);
-  Tensor y = Tensor::empty({n, m}, x.dtype());
-  dispatch_dtype(x.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    const T* xp = x.data<T>();
-    T* yp = y.data<T>();
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j) yp[j * m + i] = xp[i * n + j];
-    }
-  });
+  Tensor y = kernels::permute(x, {1, 0});
   if (autograd::should_record({&x})) {
     autograd::record(y, "transpose2d", {x}, [](const Tensor& g, const std::vector<bool>&) {
       NoGradGuard no_grad;

@@ -1,8 +1,7 @@
 // Views and concatenation: reshape, unsqueeze, squeeze, concat.
-#include <cstring>
-
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"
+#include "crew/tensor/kernels/copy_strided.h"
 
 namespace crew {
 
@@ -48,37 +47,16 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
     }
     out[a] += t.shape()[a];
   }
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < a; ++d) outer *= out[d];
-  for (int64_t d = a + 1; d < static_cast<int64_t>(out.size()); ++d) inner *= out[d];
-  const size_t es = dtype_size(xs[0].dtype());
-  Tensor y = Tensor::uninitialized(out, xs[0].dtype());
-  char* yp = static_cast<char*>(y.raw_data());
-  const int64_t out_row = out[a] * inner;
-  int64_t col = 0;
-  std::vector<int64_t> extents;
-  for (const Tensor& t : xs) {
-    const int64_t row = t.shape()[a] * inner;
-    const char* tp = static_cast<const char*>(t.raw_data());
-    for (int64_t o = 0; o < outer; ++o) std::memcpy(yp + (o * out_row + col) * es, tp + o * row * es, row * es);
-    col += row;
-    extents.push_back(t.shape()[a]);
-  }
+  Tensor y = kernels::concat(xs, a, out);
   if (autograd::should_record(xs)) {
-    autograd::record(y, "concat", xs, [a, outer, inner, extents, out_row, es](const Tensor& g, const std::vector<bool>& n) {
+    std::vector<int64_t> extents;
+    for (const Tensor& t : xs) extents.push_back(t.shape()[a]);
+    autograd::record(y, "concat", xs, [a, extents](const Tensor& g, const std::vector<bool>& n) {
       std::vector<Tensor> grads(extents.size());
-      int64_t c = 0;
-      const char* gp = static_cast<const char*>(g.raw_data());
+      int64_t begin = 0;
       for (size_t i = 0; i < extents.size(); ++i) {
-        const int64_t row = extents[i] * inner;
-        if (n[i]) {
-          Shape s = g.shape();
-          s[a] = extents[i];
-          grads[i] = Tensor::empty(s, g.dtype());
-          char* dp = static_cast<char*>(grads[i].raw_data());
-          for (int64_t o = 0; o < outer; ++o) std::memcpy(dp + o * row * es, gp + (o * out_row + c) * es, row * es);
-        }
-        c += row;
+        if (n[i]) grads[i] = kernels::slice_axis(g, a, begin, begin + extents[i]);
+        begin += extents[i];
       }
       return grads;
     });

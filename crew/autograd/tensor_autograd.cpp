@@ -41,7 +41,7 @@ void Tensor::clear_grad(bool set_to_zero) {
   if (set_to_zero && m->grad.defined()) {
     m->grad.zero_();
   } else if (set_to_zero) {
-    m->grad = Tensor::zeros(shape(), dtype());
+    m->grad = Tensor::zeros(shape(), dtype(), place());
   } else {
     m->grad = Tensor();
   }
@@ -51,7 +51,7 @@ void Tensor::backward(bool retain_graph) const {
   check_defined("backward");
   CREW_CHECK(numel() == 1, "backward: a tensor of shape ", shape_str(shape()),
              " is not a scalar; pass the gradient explicitly");
-  backward(Tensor::ones(shape(), dtype()), retain_graph);
+  backward(Tensor::ones(shape(), dtype(), place()), retain_graph);
 }
 
 void Tensor::backward(const Tensor& grad_output, bool retain_graph) const {

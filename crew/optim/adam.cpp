@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "crew/core/check.h"
+#include "crew/tensor/kernels/optimizer_update.h"
 
 namespace crew::optim {
 namespace {
@@ -34,8 +35,11 @@ Adam::Adam(std::string name, NamedParameters parameters, AdamOptions options)
 void Adam::update(size_t index, Tensor& param, const Tensor& grad, double lr) {
   Tensor& m1 = accumulator("moment1", index);
   Tensor& m2 = accumulator("moment2", index);
-  double& beta1_pow = *accumulator("beta1_pow_acc", index, options_.beta1).data<double>();
-  double& beta2_pow = *accumulator("beta2_pow_acc", index, options_.beta2).data<double>();
+  // The beta powers are float64 scalars in host memory (Paddle keeps them on the CPU too).
+  Tensor& beta1_acc = accumulator("beta1_pow_acc", index, options_.beta1);
+  Tensor& beta2_acc = accumulator("beta2_pow_acc", index, options_.beta2);
+  const double beta1_pow = beta1_acc.item();
+  const double beta2_pow = beta2_acc.item();
 
   kernels::AdamCoefficients c;
   c.beta1 = options_.beta1;
@@ -44,15 +48,9 @@ void Adam::update(size_t index, Tensor& param, const Tensor& grad, double lr) {
   c.eps_t = options_.epsilon * std::sqrt(1.0 - beta2_pow);
   c.l2 = options_.weight_decay;
   c.decay_scale = decay_scale(index, lr);
-  if (param.dtype() == DType::FLOAT32) {
-    kernels::adam(param.data<float>(), grad.data<float>(), m1.data<float>(), m2.data<float>(), param.numel(),
-                  c);
-  } else {
-    kernels::adam(param.data<double>(), grad.data<double>(), m1.data<double>(), m2.data<double>(),
-                  param.numel(), c);
-  }
-  beta1_pow *= options_.beta1;
-  beta2_pow *= options_.beta2;
+  kernels::adam_update(param, grad, m1, m2, c);
+  beta1_acc.fill_(beta1_pow * options_.beta1);
+  beta2_acc.fill_(beta2_pow * options_.beta2);
 }
 
 }  // namespace crew::optim

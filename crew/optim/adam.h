@@ -7,7 +7,6 @@
 // Accumulators "moment1", "moment2" (zeros) and scalars "beta1_pow_acc", "beta2_pow_acc"
 // (beta^t, starting at beta), Paddle's names.
 #include "crew/optim/optimizer.h"
-#include "crew/optim/update_kernels.h"
 
 namespace crew::optim {
 

@@ -1,7 +1,7 @@
 #include "crew/optim/momentum.h"
 
 #include "crew/core/check.h"
-#include "crew/optim/update_kernels.h"
+#include "crew/tensor/kernels/optimizer_update.h"
 
 namespace crew::optim {
 namespace {
@@ -24,14 +24,8 @@ Momentum::Momentum(NamedParameters parameters, MomentumOptions options)
 
 void Momentum::update(size_t index, Tensor& param, const Tensor& grad, double lr) {
   Tensor& v = accumulator("velocity", index);
-  if (param.dtype() == DType::FLOAT32) {
-    kernels::momentum(param.data<float>(), grad.data<float>(), v.data<float>(), param.numel(),
-                      static_cast<float>(lr), static_cast<float>(options_.momentum),
-                      static_cast<float>(options_.weight_decay), options_.use_nesterov);
-  } else {
-    kernels::momentum(param.data<double>(), grad.data<double>(), v.data<double>(), param.numel(), lr,
-                      options_.momentum, options_.weight_decay, options_.use_nesterov);
-  }
+  kernels::momentum_update(param, grad, v,
+                           {lr, options_.momentum, options_.weight_decay, options_.use_nesterov});
 }
 
 }  // namespace crew::optim

@@ -68,7 +68,9 @@ Tensor& Optimizer::accumulator(const std::string& acc, size_t index, double init
   Tensor& t = accumulators_[acc].at(index);
   if (!t.defined()) {
     const Tensor& p = params_[index];
-    t = spec->scalar ? Tensor::scalar(init, DType::FLOAT64) : Tensor::full(p.shape(), init, p.dtype());
+    // Scalars (Adam's beta powers) stay in host memory; the rest lives with its parameter.
+    t = spec->scalar ? Tensor::scalar(init, DType::FLOAT64)
+                     : Tensor::full(p.shape(), init, p.dtype(), p.place());
   }
   return t;
 }
@@ -129,8 +131,11 @@ void Optimizer::set_state_dict(const StateDict& state) {
   for (auto& [acc, list] : accumulators_) std::fill(list.begin(), list.end(), Tensor());
   for (auto& [acc, index, t] : accs) {
     const Tensor& p = params_[index];
-    DType dtype = find_spec(acc)->scalar ? DType::FLOAT64 : p.dtype();
-    accumulators_[acc][index] = t.dtype() == dtype ? t.clone() : t.to(dtype);
+    const bool scalar = find_spec(acc)->scalar;
+    const DType dtype = scalar ? DType::FLOAT64 : p.dtype();
+    const Place place = scalar ? CPUPlace() : p.place();
+    Tensor value = t.dtype() == dtype ? t.clone() : t.to(dtype);
+    accumulators_[acc][index] = value.to(place);
   }
   step_count_ = steps;
 }

@@ -1,7 +1,7 @@
 #include "crew/optim/sgd.h"
 
 #include "crew/core/check.h"
-#include "crew/optim/update_kernels.h"
+#include "crew/tensor/kernels/optimizer_update.h"
 
 namespace crew::optim {
 namespace {
@@ -22,12 +22,7 @@ SGD::SGD(NamedParameters parameters, SGDOptions options)
 }
 
 void SGD::update(size_t, Tensor& param, const Tensor& grad, double lr) {
-  if (param.dtype() == DType::FLOAT32) {
-    kernels::sgd(param.data<float>(), grad.data<float>(), param.numel(), static_cast<float>(lr),
-                 static_cast<float>(options_.weight_decay));
-  } else {
-    kernels::sgd(param.data<double>(), grad.data<double>(), param.numel(), lr, options_.weight_decay);
-  }
+  kernels::sgd_update(param, grad, lr, options_.weight_decay);
 }
 
 }  // namespace crew::optim

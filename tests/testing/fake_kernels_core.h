@@ -2,12 +2,39 @@
 // The fake device's entries (CPU-made, tests/testing/fake_entries.h) of the kernels under
 // autograd's ops, the optimizers and gradient clipping: element-wise and broadcast math,
 // reductions, matmul, copies of shape ops. One line per kernel slot.
+#include "crew/tensor/kernels/broadcast.h"
+#include "crew/tensor/kernels/copy_strided.h"
+#include "crew/tensor/kernels/elementwise.h"
+#include "crew/tensor/kernels/gemm.h"
+#include "crew/tensor/kernels/grad_clip.h"
+#include "crew/tensor/kernels/linear.h"
+#include "crew/tensor/kernels/optimizer_update.h"
+#include "crew/tensor/kernels/reduce.h"
 #include "tests/testing/fake_entries.h"
 
 namespace crew::testing {
 
 inline void set_fake_core_kernels(bool on) {
-  (void)on;
+  set_fake_entry<&kernels::binary_kernel>(on);
+  set_fake_entry<&kernels::sum_to_kernel>(on);
+  set_fake_entry<&kernels::affine_kernel>(on);
+  set_fake_entry<&kernels::add_inplace_kernel>(on);
+  set_fake_entry<&kernels::unary_kernel>(on);
+  set_fake_entry<&kernels::matmul_kernel>(on);
+  set_fake_entry<&kernels::linear_forward_kernel>(on);
+  set_fake_entry<&kernels::linear_backward_kernel>(on);
+  set_fake_entry<&kernels::sum_axis_kernel>(on);
+  set_fake_entry<&kernels::argmax_kernel>(on);
+  set_fake_entry<&kernels::permute_kernel>(on);
+  set_fake_entry<&kernels::slice_axis_kernel>(on);
+  set_fake_entry<&kernels::slice_scatter_kernel>(on);
+  set_fake_entry<&kernels::concat_kernel>(on);
+  set_fake_entry<&kernels::sgd_update_kernel>(on);
+  set_fake_entry<&kernels::momentum_update_kernel>(on);
+  set_fake_entry<&kernels::adam_update_kernel>(on);
+  set_fake_entry<&kernels::squared_norm_kernel>(on);
+  set_fake_entry<&kernels::scale_kernel>(on);
+  set_fake_entry<&kernels::clamp_kernel>(on);
 }
 
 }  // namespace crew::testing

@@ -114,12 +114,10 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   return out;
 }
 
-Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, const char* name) {
-  check_floating(a, name);
-  check_floating(b, name);
-  CREW_CHECK(a.dtype() == b.dtype(), name, ": dtypes differ (", dtype_name(a.dtype()), " vs ",
-             dtype_name(b.dtype()), ")");
-  Tensor y = Tensor::uninitialized(broadcast_shapes(a.shape(), b.shape(), name), a.dtype());
+namespace {
+
+Tensor binary_cpu(BinaryOp op, const Tensor& a, const Tensor& b, const Shape& out) {
+  Tensor y = Tensor::uninitialized(out, a.dtype());
   if (a.dtype() == DType::FLOAT32) {
     binary_typed<float>(op, a, b, y);
   } else {
@@ -128,10 +126,7 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, const char* name) {
   return y;
 }
 
-Tensor sum_to(const Tensor& g, const Shape& shape) {
-  if (g.shape() == shape) return g;
-  check_floating(g, "sum_to");
-  broadcast_shapes(shape, g.shape(), "sum_to");
+Tensor sum_to_cpu(const Tensor& g, const Shape& shape) {
   Tensor out = Tensor::zeros(shape, g.dtype());
   const auto so = broadcast_strides(shape, g.shape());
   const std::vector<int64_t> sg = broadcast_strides(g.shape(), g.shape());
@@ -156,8 +151,7 @@ Tensor sum_to(const Tensor& g, const Shape& shape) {
   return out;
 }
 
-Tensor affine(const Tensor& a, double alpha, double beta) {
-  check_floating(a, "affine");
+Tensor affine_cpu(const Tensor& a, double alpha, double beta) {
   Tensor y = Tensor::uninitialized(a.shape(), a.dtype());
   dispatch_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -171,11 +165,7 @@ Tensor affine(const Tensor& a, double alpha, double beta) {
   return y;
 }
 
-void add_inplace(const Tensor& dst, const Tensor& src) {
-  check_floating(dst, "add_inplace");
-  CREW_CHECK(dst.dtype() == src.dtype() && dst.numel() == src.numel(),
-             "add_inplace: ", shape_str(dst.shape()), " ", dtype_name(dst.dtype()),
-             " += ", shape_str(src.shape()), " ", dtype_name(src.dtype()));
+void add_inplace_cpu(const Tensor& dst, const Tensor& src) {
   dispatch_dtype(dst.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_floating_point_v<T>) {
@@ -184,6 +174,44 @@ void add_inplace(const Tensor& dst, const Tensor& src) {
       for (int64_t i = 0, n = dst.numel(); i < n; ++i) d[i] += s[i];
     }
   });
+}
+
+}  // namespace
+
+constinit KernelSlot<BinaryFn> binary_kernel("binary", &binary_cpu);
+constinit KernelSlot<SumToFn> sum_to_kernel("sum_to", &sum_to_cpu);
+constinit KernelSlot<AffineFn> affine_kernel("affine", &affine_cpu);
+constinit KernelSlot<AddInplaceFn> add_inplace_kernel("add_inplace", &add_inplace_cpu);
+
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, const char* name) {
+  check_floating(a, name);
+  check_floating(b, name);
+  CREW_CHECK(a.dtype() == b.dtype(), name, ": dtypes differ (", dtype_name(a.dtype()), " vs ",
+             dtype_name(b.dtype()), ")");
+  check_same_place(name, {{"a", &a}, {"b", &b}});
+  const Shape out = broadcast_shapes(a.shape(), b.shape(), name);
+  return binary_kernel.get(a.place().type)(op, a, b, out);
+}
+
+Tensor sum_to(const Tensor& g, const Shape& shape) {
+  if (g.shape() == shape) return g;
+  check_floating(g, "sum_to");
+  broadcast_shapes(shape, g.shape(), "sum_to");
+  return sum_to_kernel.get(g.place().type)(g, shape);
+}
+
+Tensor affine(const Tensor& a, double alpha, double beta) {
+  check_floating(a, "affine");
+  return affine_kernel.get(a.place().type)(a, alpha, beta);
+}
+
+void add_inplace(const Tensor& dst, const Tensor& src) {
+  check_floating(dst, "add_inplace");
+  CREW_CHECK(dst.dtype() == src.dtype() && dst.numel() == src.numel(),
+             "add_inplace: ", shape_str(dst.shape()), " ", dtype_name(dst.dtype()),
+             " += ", shape_str(src.shape()), " ", dtype_name(src.dtype()));
+  check_same_place("add_inplace", {{"dst", &dst}, {"src", &src}});
+  add_inplace_kernel.get(dst.place().type)(dst, src);
 }
 
 }  // namespace crew::kernels

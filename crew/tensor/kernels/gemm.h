@@ -1,8 +1,11 @@
 #pragma once
-// Matrix products, row-major: float32 on oneDNN's sgemm, float64 on OpenBLAS dgemm.
+// Matrix products, row-major: float32 on oneDNN's sgemm, float64 on OpenBLAS dgemm. gemm,
+// linear_f32 and matmul_views take host pointers: they are the CPU kernels' building blocks,
+// not entry points for code above the kernels (which calls matmul, linear_forward, ...).
 #include <cstdint>
 #include <vector>
 
+#include "crew/tensor/kernels/dispatch.h"
 #include "crew/tensor/tensor.h"
 
 namespace crew::kernels {
@@ -33,7 +36,10 @@ void matmul_views(const MatrixView& a, const MatrixView& b, const MatrixView& c,
 // last two axes when requested) -> [batch..., M, N], the leading (batch) axes broadcast
 // NumPy-style: [B, H, T, D] x [B, H, D, T], [B, T, K] x [K, N], [B, T, K] x [1, K, N].
 // float32 batches run as one oneDNN matmul primitive; a 2-d b with an untransposed a folds
-// a's batch into M (one gemm). Implemented in matmul.cpp.
+// a's batch into M (one gemm). Operands on one place; runs that place's entry of
+// matmul_kernel (validated operands). Implemented in matmul.cpp.
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b);
+using MatmulFn = Tensor(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b);
+extern KernelSlot<MatmulFn> matmul_kernel;
 
 }  // namespace crew::kernels

@@ -179,7 +179,9 @@ void matmul_views(const MatrixView& a, const MatrixView& b, const MatrixView& c,
   }
 }
 
-Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
+namespace {
+
+Tensor matmul_cpu(const Tensor& a, const Tensor& b, bool ta, bool tb) {
   const MatmulPlan p = plan_matmul(a, b, ta, tb);
   Shape out = p.batch;
   out.push_back(p.m);
@@ -210,6 +212,16 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
     }
   });
   return c;
+}
+
+}  // namespace
+
+constinit KernelSlot<MatmulFn> matmul_kernel("matmul", &matmul_cpu);
+
+Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
+  plan_matmul(a, b, ta, tb);  // validates before dispatch, for every device
+  check_same_place("matmul", {{"a", &a}, {"b", &b}});
+  return matmul_kernel.get(a.place().type)(a, b, ta, tb);
 }
 
 }  // namespace crew::kernels
