@@ -57,7 +57,9 @@ class FakeDeviceNn : public ::testing::Test {
     for (size_t i = 0; i < want.size(); ++i) expect_same(want[i], got[i], what);
   }
 
-  Tensor rand(const Shape& shape, DType dtype = DType::FLOAT32) { return uniform(shape, -1.0, 1.0, dtype, &gen_); }
+  Tensor rand(const Shape& shape, DType dtype = DType::FLOAT32) {
+    return uniform(shape, -1.0, 1.0, dtype, &gen_);
+  }
 
   testing::FakeDevice device_;
   testing::FakeKernels kernels_;
@@ -137,9 +139,10 @@ TEST_F(FakeDeviceNn, LayerNorm) {
     expect_same_op("layer_norm", {x, w, b, g}, [](const std::vector<Tensor>& in) {
       kernels::LayerNormStats stats;
       const Tensor y = kernels::layer_norm_forward(in[0], 4, 6, in[1], in[2], 1e-5, stats);
-      kernels::LayerNormGrads gr = kernels::layer_norm_backward(in[3], in[0], 4, 6, in[1], in[2], 1e-5, stats);
-      return std::vector<Tensor>{F::layer_norm(in[0], {6}, in[1], in[2]), y, stats.mean, stats.variance,
-                                 gr.x, gr.weight, gr.bias};
+      kernels::LayerNormGrads gr =
+          kernels::layer_norm_backward(in[3], in[0], 4, 6, in[1], in[2], 1e-5, stats);
+      return std::vector<Tensor>{
+          F::layer_norm(in[0], {6}, in[1], in[2]), y, stats.mean, stats.variance, gr.x, gr.weight, gr.bias};
     });
   }
 }
@@ -160,9 +163,10 @@ TEST_F(FakeDeviceNn, BatchNormOnOneDnnAndOnTheLoops) {
       const Tensor mean = kernels::batch_norm_channel_sums(in[0]);
       const Tensor sq = kernels::batch_norm_channel_sq_dev(in[0], mean);
       auto [sum_g, sum_gx] = kernels::batch_norm_grad_sums(in[3], in[0], mean, sq);
-      out.insert(out.end(), {mean, sq, sum_g, sum_gx,
-                             kernels::batch_norm_input_grad(in[3], in[0], mean, sq, sq, sum_g, sum_gx, 10.0, true),
-                             kernels::batch_norm_input_grad(in[3], in[0], mean, sq, sq, sum_g, sum_gx, 10.0, false)});
+      out.insert(out.end(),
+                 {mean, sq, sum_g, sum_gx,
+                  kernels::batch_norm_input_grad(in[3], in[0], mean, sq, sq, sum_g, sum_gx, 10.0, true),
+                  kernels::batch_norm_input_grad(in[3], in[0], mean, sq, sq, sum_g, sum_gx, 10.0, false)});
       if (kernels::batch_norm_supported(in[0])) {
         kernels::BatchNormStats stats;
         const Tensor y = kernels::batch_norm_forward(in[0], in[1], in[2], 1e-5, stats);
@@ -186,8 +190,8 @@ TEST_F(FakeDeviceNn, CrossEntropy) {
       auto [per_row, probs, counted] = kernels::cross_entropy_forward(in[0], in[1]);
       EXPECT_EQ(counted, 4);
       out.insert(out.end(), {per_row, probs, kernels::cross_entropy_backward(probs, in[1], in[2], 1.0, true),
-                             kernels::cross_entropy_backward(probs, in[1], F::tanh(in[2].slice(0, 1).view({})),
-                                                             0.25, false)});
+                             kernels::cross_entropy_backward(
+                                 probs, in[1], F::tanh(in[2].slice(0, 1).view({})), 0.25, false)});
       return out;
     });
   }
@@ -230,13 +234,14 @@ TEST_F(FakeDeviceNn, Attention) {
       out.push_back(F::scaled_dot_product_attention(in[0], in[1], in[2], causal));
       out.push_back(F::packed_qkv_attention(in[4], 2, causal));
       auto [y, p] = kernels::attention_forward(in[0], in[1], in[2], 0, 0.5, causal);
-      for (const Tensor& t : kernels::attention_backward(in[0], in[1], in[2], p, in[3], 0, 0.5, causal,
-                                                         {true, false, true})) {
+      for (const Tensor& t :
+           kernels::attention_backward(in[0], in[1], in[2], p, in[3], 0, 0.5, causal, {true, false, true})) {
         out.push_back(t);
       }
       auto [yp, pp] = kernels::attention_forward(in[4], in[4], in[4], 2, 0.5, causal);
       out.insert(out.end(), {y, p, yp, pp});
-      out.push_back(kernels::attention_backward(in[4], in[4], in[4], pp, in[5], 2, 0.5, causal, {true, true, true})[0]);
+      out.push_back(
+          kernels::attention_backward(in[4], in[4], in[4], pp, in[5], 2, 0.5, causal, {true, true, true})[0]);
       Tensor scores = in[6].clone();
       kernels::attention_mask_softmax_(scores, causal);
       out.push_back(scores);

@@ -33,9 +33,11 @@ long double gelu_grad_ref(long double x) {
 TEST(KernelMath, GeluErfMatchesTheReference) {
   for (double x : gelu_inputs()) {
     const auto xf = static_cast<float>(x);
-    EXPECT_NEAR(GeluErf<double>::forward(x), static_cast<double>(gelu_ref(x)), 1e-15 + 1e-14 * std::fabs(x)) << x;
+    EXPECT_NEAR(GeluErf<double>::forward(x), static_cast<double>(gelu_ref(x)), 1e-15 + 1e-14 * std::fabs(x))
+        << x;
     EXPECT_NEAR(GeluErf<double>::derivative(x), static_cast<double>(gelu_grad_ref(x)), 1e-14) << x;
-    EXPECT_NEAR(GeluErf<float>::forward(xf), static_cast<double>(gelu_ref(xf)), 1e-7 + 1e-6 * std::fabs(x)) << x;
+    EXPECT_NEAR(GeluErf<float>::forward(xf), static_cast<double>(gelu_ref(xf)), 1e-7 + 1e-6 * std::fabs(x))
+        << x;
     EXPECT_NEAR(GeluErf<float>::derivative(xf), static_cast<double>(gelu_grad_ref(xf)), 1e-6) << x;
   }
 }
@@ -85,9 +87,11 @@ void check_layer_norm_row(double tol) {
       for (int64_t c = 0; c < cols; ++c) ASSERT_NEAR(y[c], want[c], tol * (1 + std::fabs(want[c]))) << cols;
       // Backward of sum(g * y) against central differences of the float64 reference.
       std::vector<T> dx(cols), dw(cols, T(0)), db(cols, T(0));
-      LayerNormRow<T>::backward(gt.data(), xt.data(), cols, mean, rstd, wt.data(), dx.data(), dw.data(), db.data());
+      LayerNormRow<T>::backward(gt.data(), xt.data(), cols, mean, rstd, wt.data(), dx.data(), dw.data(),
+                                db.data());
       std::vector<double> xd = as<double>(xt);
-      const std::vector<double> xhat = layer_norm_ref(xd, std::vector<double>(cols, 1.0), std::vector<double>(cols, 0.0), eps);
+      const std::vector<double> xhat =
+          layer_norm_ref(xd, std::vector<double>(cols, 1.0), std::vector<double>(cols, 0.0), eps);
       const double h = 1e-6;
       for (int64_t c = 0; c < cols; ++c) {
         auto loss = [&](double xc) {
@@ -99,7 +103,8 @@ void check_layer_norm_row(double tol) {
           return s;
         };
         const double fd = (loss(xd[c] + h) - loss(xd[c] - h)) / (2 * h);
-        ASSERT_NEAR(dx[c], fd, std::max(100 * tol, 1e-5) * (1 + std::fabs(fd))) << "dx " << c << " of " << cols;
+        ASSERT_NEAR(dx[c], fd, std::max(100 * tol, 1e-5) * (1 + std::fabs(fd)))
+            << "dx " << c << " of " << cols;
         ASSERT_NEAR(dw[c], gt[c] * xhat[c], 10 * tol * (1 + std::fabs(gt[c] * xhat[c]))) << "dw " << c;
         ASSERT_EQ(db[c], gt[c]) << "db " << c;
       }
@@ -119,7 +124,8 @@ TEST(KernelMath, LayerNormRowWithoutWeightAndBias) {
   EXPECT_DOUBLE_EQ(mean, 3.75);
   EXPECT_DOUBLE_EQ(var, (2.75 * 2.75 + 1.75 * 1.75 + 0.25 * 0.25 + 4.25 * 4.25) / 4);
   std::vector<double> y(4);
-  LayerNormRow<double>::normalize(x.data(), 4, mean, LayerNormRow<double>::rstd(var, 0), nullptr, nullptr, y.data());
+  LayerNormRow<double>::normalize(x.data(), 4, mean, LayerNormRow<double>::rstd(var, 0), nullptr, nullptr,
+                                  y.data());
   const std::vector<double> want = layer_norm_ref(x, {1, 1, 1, 1}, {0, 0, 0, 0}, 0);
   for (int c = 0; c < 4; ++c) EXPECT_NEAR(y[c], want[c], 1e-15);
 }

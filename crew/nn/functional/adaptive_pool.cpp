@@ -16,9 +16,10 @@ Tensor adaptive_avg_pool2d(const Tensor& x, Pair output_size) {
   CREW_CHECK(x.size(2) > 0 && x.size(3) > 0, "adaptive_avg_pool2d: empty plane in ", shape_str(x.shape()));
   Tensor y = kernels::adaptive_avg_pool2d_forward(x, oh, ow);
   if (autograd::should_record({&x})) {
-    autograd::record(y, "adaptive_avg_pool2d", {x}, [in = x.shape()](const Tensor& g, const std::vector<bool>&) {
-      return std::vector<Tensor>{kernels::adaptive_avg_pool2d_backward(g, in)};
-    });
+    autograd::record(y, "adaptive_avg_pool2d", {x},
+                     [in = x.shape()](const Tensor& g, const std::vector<bool>&) {
+                       return std::vector<Tensor>{kernels::adaptive_avg_pool2d_backward(g, in)};
+                     });
   }
   return y;
 }

@@ -1,13 +1,14 @@
 // scaled_dot_product_attention and packed_qkv_attention: one autograd node each; float32 on
 // crew/tensor/kernels/attention (oneDNN matmuls over strided views), float64 composed of
 // matmuls on transposed copies.
+#include "crew/tensor/kernels/attention.h"
+
 #include <cmath>
 
 #include "crew/autograd/autograd.h"
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"
 #include "crew/nn/functional.h"
-#include "crew/tensor/kernels/attention.h"
 #include "crew/tensor/kernels/broadcast.h"
 #include "crew/tensor/kernels/gemm.h"
 #include "crew/tensor/kernels/softmax_rows.h"
@@ -82,13 +83,13 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
     y = forward_f64(s, is_causal);
   }
   if (autograd::should_record({&q, &k, &v})) {
-    autograd::record(
-        y, "scaled_dot_product_attention", {q, k, v},
-        [s, f32, is_causal](const Tensor& g, const std::vector<bool>& needs) {
-          return f32 ? kernels::attention_backward(s.q, s.k, s.v, s.p, g, 0, s.scale, is_causal, needs)
-                     : backward_f64(s, g, needs);
-        },
-        {q, k, v});
+    autograd::record(y, "scaled_dot_product_attention", {q, k, v},
+                     [s, f32, is_causal](const Tensor& g, const std::vector<bool>& needs) {
+                       return f32 ? kernels::attention_backward(s.q, s.k, s.v, s.p, g, 0, s.scale, is_causal,
+                                                                needs)
+                                  : backward_f64(s, g, needs);
+                     },
+                     {q, k, v});
   }
   return y;
 }
@@ -111,12 +112,12 @@ Tensor packed_qkv_attention(const Tensor& qkv, int64_t num_heads, bool is_causal
   Tensor y;
   std::tie(y, s.p) = kernels::attention_forward(packed, packed, packed, num_heads, s.scale, is_causal);
   if (autograd::should_record({&qkv})) {
-    autograd::record(
-        y, "packed_qkv_attention", {qkv}, [s, num_heads, is_causal](const Tensor& g, const std::vector<bool>&) {
-          return kernels::attention_backward(s.q, s.q, s.q, s.p, g, num_heads, s.scale, is_causal,
-                                             {true, true, true});
-        },
-        {qkv});
+    autograd::record(y, "packed_qkv_attention", {qkv},
+                     [s, num_heads, is_causal](const Tensor& g, const std::vector<bool>&) {
+                       return kernels::attention_backward(s.q, s.q, s.q, s.p, g, num_heads, s.scale,
+                                                          is_causal, {true, true, true});
+                     },
+                     {qkv});
   }
   return y;
 }

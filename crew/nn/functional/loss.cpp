@@ -39,11 +39,12 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction reduc
     y = Tensor::full({}, total * scale, logits.dtype(), logits.place());
   }
   if (autograd::should_record({&logits})) {
-    autograd::record(y, "cross_entropy", {logits},
-                     [probs, labels = labels.detach(), scale, reduction](const Tensor& g, const std::vector<bool>&) {
-                       return std::vector<Tensor>{
-                           kernels::cross_entropy_backward(probs, labels, g, scale, reduction == Reduction::NONE)};
-                     });
+    autograd::record(
+        y, "cross_entropy", {logits},
+        [probs, labels = labels.detach(), scale, reduction](const Tensor& g, const std::vector<bool>&) {
+          return std::vector<Tensor>{
+              kernels::cross_entropy_backward(probs, labels, g, scale, reduction == Reduction::NONE)};
+        });
   }
   return y;
 }

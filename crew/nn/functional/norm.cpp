@@ -34,7 +34,8 @@ Tensor channel_tensor(const std::vector<double>& values, const Place& place) {
 // those of every rank's batch: all-reduce [sum per channel, count], then the sums of squared
 // deviations from the global mean (two passes, as one process over the whole batch).
 // Returns the number of elements per channel the statistics cover.
-double batch_stats(const Tensor& x, const Layout& l, BatchNormStatsSync* sync, Tensor& mean_t, Tensor& var_t) {
+double batch_stats(const Tensor& x, const Layout& l, BatchNormStatsSync* sync, Tensor& mean_t,
+                   Tensor& var_t) {
   double count = static_cast<double>(l.n * l.spatial);
   std::vector<double> mean = kernels::batch_norm_channel_sums(x).to_vector<double>();
   if (sync) {
@@ -72,7 +73,8 @@ std::vector<Tensor> backward(const Tensor& g, const Tensor& x, const Layout& l, 
       sum_g = channel_tensor(std::vector<double>(buf.begin(), buf.begin() + l.c), x.place());
       sum_gx = channel_tensor(std::vector<double>(buf.begin() + l.c, buf.end()), x.place());
     }
-    grads[0] = kernels::batch_norm_input_grad(g, x, s.mean, s.invstd, s.scale, sum_g, sum_gx, s.count, training);
+    grads[0] =
+        kernels::batch_norm_input_grad(g, x, s.mean, s.invstd, s.scale, sum_g, sum_gx, s.count, training);
   }
   return grads;
 }

@@ -14,9 +14,11 @@ Tensor softmax_impl(const Tensor& x, int64_t axis, bool log_out, const char* nam
   const int64_t a = normalize_axis(axis, x.dim());
   Tensor y = kernels::softmax_forward(x, a, log_out);
   if (autograd::should_record({&x})) {
-    autograd::record(y, name, {x}, [a, log_out, y = y.detach()](const Tensor& g, const std::vector<bool>&) {
-      return std::vector<Tensor>{kernels::softmax_backward(g, y, a, log_out)};
-    }, {y});
+    autograd::record(y, name, {x},
+                     [a, log_out, y = y.detach()](const Tensor& g, const std::vector<bool>&) {
+                       return std::vector<Tensor>{kernels::softmax_backward(g, y, a, log_out)};
+                     },
+                     {y});
   }
   return y;
 }

@@ -167,9 +167,10 @@ Tensor activation_backward_cpu(Activation kind, const Tensor& grad_y, const Tens
 
 }  // namespace
 
-constinit KernelSlot<ActivationForwardFn> activation_forward_kernel("activation_forward", &activation_forward_cpu);
+constinit KernelSlot<ActivationForwardFn> activation_forward_kernel("activation_forward",
+                                                                    &activation_forward_cpu);
 constinit KernelSlot<ActivationBackwardFn> activation_backward_kernel("activation_backward",
-                                                                     &activation_backward_cpu);
+                                                                      &activation_backward_cpu);
 
 bool activation_backward_uses_output_only(Activation kind) { return uses_output_only(kind); }
 

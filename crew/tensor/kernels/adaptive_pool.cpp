@@ -75,8 +75,8 @@ Tensor backward_cpu(const Tensor& g, const Shape& in) {
 
 }  // namespace
 
-constinit KernelSlot<AdaptiveAvgPool2dForwardFn> adaptive_avg_pool2d_forward_kernel("adaptive_avg_pool2d_forward",
-                                                                                   &forward_cpu);
+constinit KernelSlot<AdaptiveAvgPool2dForwardFn> adaptive_avg_pool2d_forward_kernel(
+    "adaptive_avg_pool2d_forward", &forward_cpu);
 constinit KernelSlot<AdaptiveAvgPool2dBackwardFn> adaptive_avg_pool2d_backward_kernel(
     "adaptive_avg_pool2d_backward", &backward_cpu);
 

@@ -61,8 +61,7 @@ MatrixView heads_t(const HeadsLayout& l) {  // [B, T, H, D] as [B, H, D, T]
   return {l.data, {l.b, l.h, l.d, l.t}, {l.batch, l.d, 1, l.row}};
 }
 // Rows [r0, r1) and columns [c0, c1) of p [B, H, T_q, T_k], as they are or transposed.
-MatrixView scores(const Tensor& p, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
-                           bool transposed = false) {
+MatrixView scores(const Tensor& p, int64_t r0, int64_t r1, int64_t c0, int64_t c1, bool transposed = false) {
   const int64_t b = p.size(0), h = p.size(1), tq = p.size(2), tk = p.size(3);
   float* data = p.data<float>() + r0 * tk + c0;
   if (transposed) return {data, {b, h, c1 - c0, r1 - r0}, {h * tq * tk, tq * tk, 1, tk}};
@@ -130,51 +129,50 @@ Tensor forward_views(const AttentionInputs& in, const HeadsLayout& y) {
   // the mask sets them to -inf.
   for (const Block& b : bs) {
     matmul_views(heads(rows(in.q, b.r0, b.r1)), heads_t(rows(in.k, 0, b.keys)),
-                          scores(p, b.r0, b.r1, 0, b.keys), in.scale);
+                 scores(p, b.r0, b.r1, 0, b.keys), in.scale);
   }
   mask_and_softmax_cpu(p, in.causal);
   for (const Block& b : bs) {  // O = P V
-    matmul_views(scores(p, b.r0, b.r1, 0, b.keys), heads(rows(in.v, 0, b.keys)),
-                          heads(rows(y, b.r0, b.r1)));
+    matmul_views(scores(p, b.r0, b.r1, 0, b.keys), heads(rows(in.v, 0, b.keys)), heads(rows(y, b.r0, b.r1)));
   }
   return p;
 }
 
-void backward_views(const AttentionInputs& in, const Tensor& p, const HeadsLayout& g, const AttentionGrads& out) {
+void backward_views(const AttentionInputs& in, const Tensor& p, const HeadsLayout& g,
+                    const AttentionGrads& out) {
   const int64_t tq = in.q.t, tk = in.k.t;
   const std::vector<Block> bs = blocks(tq, tk, in.causal);
   if (out.dv.data) {  // dV = P^T dO, per key block from the queries that see it
     for (const Block& b : bs) {
       matmul_views(scores(p, b.q0, tq, b.c0, b.c1, /*transposed=*/true), heads(rows(g, b.q0, tq)),
-                            heads(rows(out.dv, b.c0, b.c1)));
+                   heads(rows(out.dv, b.c0, b.c1)));
     }
   }
   if (!out.dq.data && !out.dk.data) return;
   Tensor dp = Tensor::uninitialized(p.shape());
   for (const Block& b : bs) {  // dP = dO V^T
     matmul_views(heads(rows(g, b.r0, b.r1)), heads_t(rows(in.v, 0, b.keys)),
-                          scores(dp, b.r0, b.r1, 0, b.keys));
+                 scores(dp, b.r0, b.r1, 0, b.keys));
     zero_skipped(dp, b);
   }
   const Tensor ds = softmax_rows_backward(p, dp);  // dS = P * (dP - rowsum(dP * P))
-  if (out.dq.data) {                                        // dQ = scale dS K
+  if (out.dq.data) {                               // dQ = scale dS K
     for (const Block& b : bs) {
       matmul_views(scores(ds, b.r0, b.r1, 0, b.keys), heads(rows(in.k, 0, b.keys)),
-                            heads(rows(out.dq, b.r0, b.r1)), in.scale);
+                   heads(rows(out.dq, b.r0, b.r1)), in.scale);
     }
   }
   if (out.dk.data) {  // dK = scale dS^T Q
     for (const Block& b : bs) {
-      matmul_views(scores(ds, b.q0, tq, b.c0, b.c1, /*transposed=*/true),
-                            heads(rows(in.q, b.q0, tq)), heads(rows(out.dk, b.c0, b.c1)), in.scale);
+      matmul_views(scores(ds, b.q0, tq, b.c0, b.c1, /*transposed=*/true), heads(rows(in.q, b.q0, tq)),
+                   heads(rows(out.dk, b.c0, b.c1)), in.scale);
     }
   }
 }
 
-
 // Q, K, V of the operands: three [B, T, H, D] tensors, or parts of one packed qkv.
-AttentionInputs inputs_of(const Tensor& q, const Tensor& k, const Tensor& v, int64_t packed_heads, double scale,
-                          bool causal) {
+AttentionInputs inputs_of(const Tensor& q, const Tensor& k, const Tensor& v, int64_t packed_heads,
+                          double scale, bool causal) {
   if (packed_heads > 0) {
     return {packed_part(q, 0, packed_heads), packed_part(q, 1, packed_heads), packed_part(q, 2, packed_heads),
             static_cast<float>(scale), causal};
@@ -196,8 +194,8 @@ std::pair<Tensor, Tensor> attention_forward_cpu(const Tensor& q, const Tensor& k
 }
 
 std::vector<Tensor> attention_backward_cpu(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& p,
-                                           const Tensor& grad_y, int64_t packed_heads, double scale, bool causal,
-                                           const std::vector<bool>& needs) {
+                                           const Tensor& grad_y, int64_t packed_heads, double scale,
+                                           bool causal, const std::vector<bool>& needs) {
   const AttentionInputs in = inputs_of(q, k, v, packed_heads, scale, causal);
   if (packed_heads > 0) {
     Tensor dqkv = Tensor::uninitialized(q.shape());
@@ -221,13 +219,15 @@ std::vector<Tensor> attention_backward_cpu(const Tensor& q, const Tensor& k, con
 
 }  // namespace
 
-constinit KernelSlot<AttentionForwardFn> attention_forward_kernel("attention_forward", &attention_forward_cpu);
-constinit KernelSlot<AttentionBackwardFn> attention_backward_kernel("attention_backward", &attention_backward_cpu);
+constinit KernelSlot<AttentionForwardFn> attention_forward_kernel("attention_forward",
+                                                                  &attention_forward_cpu);
+constinit KernelSlot<AttentionBackwardFn> attention_backward_kernel("attention_backward",
+                                                                    &attention_backward_cpu);
 constinit KernelSlot<AttentionMaskSoftmaxFn> attention_mask_softmax_kernel("attention_mask_softmax",
-                                                                          &mask_and_softmax_cpu);
+                                                                           &mask_and_softmax_cpu);
 
-std::pair<Tensor, Tensor> attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, int64_t packed_heads,
-                                            double scale, bool causal) {
+std::pair<Tensor, Tensor> attention_forward(const Tensor& q, const Tensor& k, const Tensor& v,
+                                            int64_t packed_heads, double scale, bool causal) {
   check_same_place("scaled_dot_product_attention", {{"q", &q}, {"k", &k}, {"v", &v}});
   return attention_forward_kernel.get(q.place().type)(q, k, v, packed_heads, scale, causal);
 }
@@ -237,7 +237,8 @@ std::vector<Tensor> attention_backward(const Tensor& q, const Tensor& k, const T
                                        const std::vector<bool>& needs) {
   check_same_place("scaled_dot_product_attention backward",
                    {{"q", &q}, {"k", &k}, {"v", &v}, {"p", &p}, {"grad_y", &grad_y}});
-  return attention_backward_kernel.get(q.place().type)(q, k, v, p, grad_y, packed_heads, scale, causal, needs);
+  return attention_backward_kernel.get(q.place().type)(q, k, v, p, grad_y, packed_heads, scale, causal,
+                                                       needs);
 }
 
 void attention_mask_softmax_(const Tensor& scores, bool causal) {

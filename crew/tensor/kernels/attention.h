@@ -17,8 +17,8 @@ namespace crew::kernels {
 // packed [B, T, 3 * H * D] qkv with H = packed_heads (k and v then unused, pass q).
 // Returns O (q's shape; [B, T, H * D] packed) and the probabilities P [B, H, T_q, T_k] that
 // the backward needs.
-std::pair<Tensor, Tensor> attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, int64_t packed_heads,
-                                            double scale, bool causal);
+std::pair<Tensor, Tensor> attention_forward(const Tensor& q, const Tensor& k, const Tensor& v,
+                                            int64_t packed_heads, double scale, bool causal);
 // From P and dO: {dQ, dK, dV} (undefined where needs[i] is false), or {dqkv} when packed.
 std::vector<Tensor> attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& p,
                                        const Tensor& grad_y, int64_t packed_heads, double scale, bool causal,

@@ -14,8 +14,8 @@ struct BnEntry {
 };
 
 // `layout`: the blocked layout the data is in, or null for row-major.
-std::shared_ptr<BnEntry> bn_entry(const Shape& shape, const detail::DnnlLayout* layout, bool scale, bool shift,
-                                  double epsilon) {
+std::shared_ptr<BnEntry> bn_entry(const Shape& shape, const detail::DnnlLayout* layout, bool scale,
+                                  bool shift, double epsilon) {
   static detail::PrimitiveCache<BnEntry> cache;
   const std::string key =
       str_cat(shape_str(shape), static_cast<const void*>(layout), ',', scale, shift, ',', epsilon);
@@ -69,10 +69,11 @@ Tensor batch_norm_forward_into(const Tensor& x, const Tensor& weight, const Tens
   Tensor y = new_data(x, layout);
   try {
     auto e = bn_entry(x.shape(), layout, weight.defined(), bias.defined(), epsilon);
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, data_memory(*e, x, layout)},
-                                               {DNNL_ARG_DST, data_memory(*e, y, layout)},
-                                               {DNNL_ARG_MEAN, detail::as_memory(stats.mean, e->stat_md)},
-                                               {DNNL_ARG_VARIANCE, detail::as_memory(stats.variance, e->stat_md)}};
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, data_memory(*e, x, layout)},
+        {DNNL_ARG_DST, data_memory(*e, y, layout)},
+        {DNNL_ARG_MEAN, detail::as_memory(stats.mean, e->stat_md)},
+        {DNNL_ARG_VARIANCE, detail::as_memory(stats.variance, e->stat_md)}};
     if (weight.defined()) args[DNNL_ARG_SCALE] = detail::as_memory(weight, e->stat_md);
     if (bias.defined()) args[DNNL_ARG_SHIFT] = detail::as_memory(bias, e->stat_md);
     e->fwd.execute(detail::cpu_stream(), args);
@@ -95,11 +96,12 @@ BatchNormGrads batch_norm_backward_grads(const Tensor& grad_y, const Tensor& x, 
   if (bias.defined()) out.bias = Tensor::uninitialized({x.size(1)});
   try {
     auto e = bn_entry(x.shape(), layout, weight.defined(), bias.defined(), epsilon);
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, data_memory(*e, x, layout)},
-                                               {DNNL_ARG_DIFF_DST, data_memory(*e, grad_y, layout)},
-                                               {DNNL_ARG_DIFF_SRC, data_memory(*e, out.x, layout)},
-                                               {DNNL_ARG_MEAN, detail::as_memory(stats.mean, e->stat_md)},
-                                               {DNNL_ARG_VARIANCE, detail::as_memory(stats.variance, e->stat_md)}};
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, data_memory(*e, x, layout)},
+        {DNNL_ARG_DIFF_DST, data_memory(*e, grad_y, layout)},
+        {DNNL_ARG_DIFF_SRC, data_memory(*e, out.x, layout)},
+        {DNNL_ARG_MEAN, detail::as_memory(stats.mean, e->stat_md)},
+        {DNNL_ARG_VARIANCE, detail::as_memory(stats.variance, e->stat_md)}};
     if (weight.defined()) {
       args[DNNL_ARG_SCALE] = detail::as_memory(weight, e->stat_md);
       args[DNNL_ARG_DIFF_SCALE] = detail::as_memory(out.weight, e->stat_md);
@@ -132,15 +134,17 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward_cpu(const Tensor& grad_y,
 
 }  // namespace
 
-constinit KernelSlot<BatchNormForwardFn> batch_norm_forward_kernel("batch_norm_forward", &batch_norm_forward_cpu);
+constinit KernelSlot<BatchNormForwardFn> batch_norm_forward_kernel("batch_norm_forward",
+                                                                   &batch_norm_forward_cpu);
 constinit KernelSlot<BatchNormBackwardFn> batch_norm_backward_kernel("batch_norm_backward",
-                                                                    &batch_norm_backward_cpu);
+                                                                     &batch_norm_backward_cpu);
 
 Tensor batch_norm_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, double epsilon,
                           BatchNormStats& stats) {
   check_same_place("batch_norm", {{"x", &x}, {"weight", &weight}, {"bias", &bias}});
   Tensor y;
-  std::tie(y, stats.mean, stats.variance) = batch_norm_forward_kernel.get(x.place().type)(x, weight, bias, epsilon);
+  std::tie(y, stats.mean, stats.variance) =
+      batch_norm_forward_kernel.get(x.place().type)(x, weight, bias, epsilon);
   return y;
 }
 

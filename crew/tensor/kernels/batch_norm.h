@@ -30,7 +30,6 @@ struct BatchNormGrads {
 BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const Tensor& weight,
                                    const Tensor& bias, double epsilon, const BatchNormStats& stats);
 
-
 // The slots the two run, on the operands' place: (y, mean, variance) and (dx, dweight, dbias).
 using BatchNormForwardFn = std::tuple<Tensor, Tensor, Tensor>(const Tensor& x, const Tensor& weight,
                                                               const Tensor& bias, double epsilon);

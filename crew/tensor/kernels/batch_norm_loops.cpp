@@ -79,7 +79,8 @@ Tensor normalize_cpu(const Tensor& x, const Tensor& mean_t, const Tensor& invstd
         const T* src = xp + (i * l.c + ch) * l.spatial;
         T* dst = yp + (i * l.c + ch) * l.spatial;
         const T a = static_cast<T>(invstd[ch] * scale[ch]);
-        const T b = static_cast<T>((bias ? static_cast<double>(bias[ch]) : 0.0) - mean[ch] * invstd[ch] * scale[ch]);
+        const T b =
+            static_cast<T>((bias ? static_cast<double>(bias[ch]) : 0.0) - mean[ch] * invstd[ch] * scale[ch]);
         for (int64_t k = 0; k < l.spatial; ++k) dst[k] = src[k] * a + b;
       }
     }
@@ -163,17 +164,20 @@ void update_running_cpu(const Tensor& running_mean, const Tensor& running_var, c
 }  // namespace
 
 constinit KernelSlot<BatchNormChannelSumsFn> batch_norm_channel_sums_kernel("batch_norm_channel_sums",
-                                                                           &channel_sums_cpu);
+                                                                            &channel_sums_cpu);
 constinit KernelSlot<BatchNormChannelSqDevFn> batch_norm_channel_sq_dev_kernel("batch_norm_channel_sq_dev",
-                                                                             &channel_sq_dev_cpu);
-constinit KernelSlot<BatchNormNormalizeFn> batch_norm_normalize_kernel("batch_norm_normalize", &normalize_cpu);
+                                                                               &channel_sq_dev_cpu);
+constinit KernelSlot<BatchNormNormalizeFn> batch_norm_normalize_kernel("batch_norm_normalize",
+                                                                       &normalize_cpu);
 constinit KernelSlot<BatchNormGradSumsFn> batch_norm_grad_sums_kernel("batch_norm_grad_sums", &grad_sums_cpu);
 constinit KernelSlot<BatchNormInputGradFn> batch_norm_input_grad_kernel("batch_norm_input_grad",
-                                                                       &input_grad_cpu);
+                                                                        &input_grad_cpu);
 constinit KernelSlot<BatchNormUpdateRunningFn> batch_norm_update_running_kernel("batch_norm_update_running",
-                                                                               &update_running_cpu);
+                                                                                &update_running_cpu);
 
-Tensor batch_norm_channel_sums(const Tensor& x) { return batch_norm_channel_sums_kernel.get(x.place().type)(x); }
+Tensor batch_norm_channel_sums(const Tensor& x) {
+  return batch_norm_channel_sums_kernel.get(x.place().type)(x);
+}
 
 Tensor batch_norm_channel_sq_dev(const Tensor& x, const Tensor& mean) {
   check_same_place("batch_norm", {{"x", &x}, {"mean", &mean}});
@@ -182,28 +186,33 @@ Tensor batch_norm_channel_sq_dev(const Tensor& x, const Tensor& mean) {
 
 Tensor batch_norm_normalize(const Tensor& x, const Tensor& mean, const Tensor& invstd, const Tensor& scale,
                             const Tensor& bias) {
-  check_same_place("batch_norm", {{"x", &x}, {"mean", &mean}, {"invstd", &invstd}, {"scale", &scale}, {"bias", &bias}});
+  check_same_place("batch_norm",
+                   {{"x", &x}, {"mean", &mean}, {"invstd", &invstd}, {"scale", &scale}, {"bias", &bias}});
   return batch_norm_normalize_kernel.get(x.place().type)(x, mean, invstd, scale, bias);
 }
 
 std::pair<Tensor, Tensor> batch_norm_grad_sums(const Tensor& grad_y, const Tensor& x, const Tensor& mean,
                                                const Tensor& invstd) {
-  check_same_place("batch_norm backward", {{"grad_y", &grad_y}, {"x", &x}, {"mean", &mean}, {"invstd", &invstd}});
+  check_same_place("batch_norm backward",
+                   {{"grad_y", &grad_y}, {"x", &x}, {"mean", &mean}, {"invstd", &invstd}});
   return batch_norm_grad_sums_kernel.get(x.place().type)(grad_y, x, mean, invstd);
 }
 
 Tensor batch_norm_input_grad(const Tensor& grad_y, const Tensor& x, const Tensor& mean, const Tensor& invstd,
                              const Tensor& scale, const Tensor& sum_g, const Tensor& sum_gx, double count,
                              bool training) {
-  check_same_place("batch_norm backward", {{"grad_y", &grad_y}, {"x", &x}, {"mean", &mean}, {"sum_g", &sum_g}});
-  return batch_norm_input_grad_kernel.get(x.place().type)(grad_y, x, mean, invstd, scale, sum_g, sum_gx, count,
-                                                          training);
+  check_same_place("batch_norm backward",
+                   {{"grad_y", &grad_y}, {"x", &x}, {"mean", &mean}, {"sum_g", &sum_g}});
+  return batch_norm_input_grad_kernel.get(x.place().type)(grad_y, x, mean, invstd, scale, sum_g, sum_gx,
+                                                          count, training);
 }
 
-void batch_norm_update_running(const Tensor& running_mean, const Tensor& running_var, const Tensor& batch_mean,
-                               const Tensor& batch_var, double momentum) {
-  check_same_place("batch_norm", {{"running_mean", &running_mean}, {"running_var", &running_var},
-                                  {"batch_mean", &batch_mean}, {"batch_var", &batch_var}});
+void batch_norm_update_running(const Tensor& running_mean, const Tensor& running_var,
+                               const Tensor& batch_mean, const Tensor& batch_var, double momentum) {
+  check_same_place("batch_norm", {{"running_mean", &running_mean},
+                                  {"running_var", &running_var},
+                                  {"batch_mean", &batch_mean},
+                                  {"batch_var", &batch_var}});
   batch_norm_update_running_kernel.get(running_mean.place().type)(running_mean, running_var, batch_mean,
                                                                   batch_var, momentum);
 }

@@ -28,15 +28,15 @@ Tensor batch_norm_input_grad(const Tensor& grad_y, const Tensor& x, const Tensor
                              bool training);
 // In place: running = momentum * running + (1 - momentum) * batch, for mean and variance
 // (running_* of x's dtype, batch_* float64 [C]).
-void batch_norm_update_running(const Tensor& running_mean, const Tensor& running_var, const Tensor& batch_mean,
-                               const Tensor& batch_var, double momentum);
+void batch_norm_update_running(const Tensor& running_mean, const Tensor& running_var,
+                               const Tensor& batch_mean, const Tensor& batch_var, double momentum);
 
 using BatchNormChannelSumsFn = Tensor(const Tensor& x);
 using BatchNormChannelSqDevFn = Tensor(const Tensor& x, const Tensor& mean);
-using BatchNormNormalizeFn = Tensor(const Tensor& x, const Tensor& mean, const Tensor& invstd, const Tensor& scale,
-                                    const Tensor& bias);
-using BatchNormGradSumsFn = std::pair<Tensor, Tensor>(const Tensor& grad_y, const Tensor& x, const Tensor& mean,
-                                                      const Tensor& invstd);
+using BatchNormNormalizeFn = Tensor(const Tensor& x, const Tensor& mean, const Tensor& invstd,
+                                    const Tensor& scale, const Tensor& bias);
+using BatchNormGradSumsFn = std::pair<Tensor, Tensor>(const Tensor& grad_y, const Tensor& x,
+                                                      const Tensor& mean, const Tensor& invstd);
 using BatchNormInputGradFn = Tensor(const Tensor& grad_y, const Tensor& x, const Tensor& mean,
                                     const Tensor& invstd, const Tensor& scale, const Tensor& sum_g,
                                     const Tensor& sum_gx, double count, bool training);

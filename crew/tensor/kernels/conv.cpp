@@ -250,9 +250,9 @@ Tensor conv2d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias,
 
 namespace {
 
-std::tuple<Tensor, Tensor, Tensor> conv2d_backward_cpu(const Tensor& grad_y, const Tensor& x, const Tensor& weight,
-                                                       const Shape& x_shape, const Conv2dParams& p,
-                                                       Conv2dNeeds needs,
+std::tuple<Tensor, Tensor, Tensor> conv2d_backward_cpu(const Tensor& grad_y, const Tensor& x,
+                                                       const Tensor& weight, const Shape& x_shape,
+                                                       const Conv2dParams& p, Conv2dNeeds needs,
                                                        const std::shared_ptr<const Conv2dSaved>& saved,
                                                        const Tensor& into_weight, const Tensor& into_bias) {
   const bool into = into_weight.defined();
@@ -321,8 +321,8 @@ void conv2d_backward_weights(const Tensor& grad_y, const Tensor& x, const Conv2d
 }
 
 Conv2dGrads conv2d_backward(const Tensor& grad_y, const Tensor& x, const Tensor& weight, const Shape& x_shape,
-                            const Conv2dParams& p, Conv2dNeeds needs, const std::shared_ptr<const Conv2dSaved>& saved,
-                            const Conv2dGradOutputs* into) {
+                            const Conv2dParams& p, Conv2dNeeds needs,
+                            const std::shared_ptr<const Conv2dSaved>& saved, const Conv2dGradOutputs* into) {
   const Tensor none;
   const Tensor& into_weight = into ? into->grad_weight : none;
   const Tensor& into_bias = into ? into->grad_bias : none;

@@ -28,8 +28,8 @@ struct Conv2dSaved;
 // place; runs that place's entry of conv2d_forward_kernel.
 Tensor conv2d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p,
                       std::shared_ptr<const Conv2dSaved>* saved = nullptr);
-using Conv2dForwardFn = Tensor(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p,
-                               std::shared_ptr<const Conv2dSaved>* saved);
+using Conv2dForwardFn = Tensor(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                               const Conv2dParams& p, std::shared_ptr<const Conv2dSaved>* saved);
 extern KernelSlot<Conv2dForwardFn> conv2d_forward_kernel;
 
 // Which gradients conv2d_backward computes.
@@ -59,7 +59,8 @@ using Conv2dBackwardFn = std::tuple<Tensor, Tensor, Tensor>(const Tensor& grad_y
                                                             const Tensor& weight, const Shape& x_shape,
                                                             const Conv2dParams& p, Conv2dNeeds needs,
                                                             const std::shared_ptr<const Conv2dSaved>& saved,
-                                                            const Tensor& into_weight, const Tensor& into_bias);
+                                                            const Tensor& into_weight,
+                                                            const Tensor& into_bias);
 extern KernelSlot<Conv2dBackwardFn> conv2d_backward_kernel;
 
 // The two passes alone. d loss / d x:

@@ -37,14 +37,16 @@ std::tuple<Tensor, Tensor, int64_t> forward_cpu(const Tensor& logits, const Tens
       T* loss = per_row.data<T>();
       T* p = probs.data<T>();
       crew::detail::parallel_for(n, 16, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) loss[i] = math::CrossEntropyRow<T>::forward(x + i * k, lab[i], k, p + i * k);
+        for (int64_t i = begin; i < end; ++i)
+          loss[i] = math::CrossEntropyRow<T>::forward(x + i * k, lab[i], k, p + i * k);
       });
     }
   });
   return {per_row, probs, counted};
 }
 
-Tensor backward_cpu(const Tensor& probs, const Tensor& labels, const Tensor& grad_y, double scale, bool per_row) {
+Tensor backward_cpu(const Tensor& probs, const Tensor& labels, const Tensor& grad_y, double scale,
+                    bool per_row) {
   Tensor gx = probs.clone();
   const int64_t k = probs.size(-1), n = k == 0 ? 0 : probs.numel() / k;
   if (n == 0) return gx;
@@ -67,9 +69,10 @@ Tensor backward_cpu(const Tensor& probs, const Tensor& labels, const Tensor& gra
 
 }  // namespace
 
-constinit KernelSlot<CrossEntropyForwardFn> cross_entropy_forward_kernel("cross_entropy_forward", &forward_cpu);
+constinit KernelSlot<CrossEntropyForwardFn> cross_entropy_forward_kernel("cross_entropy_forward",
+                                                                         &forward_cpu);
 constinit KernelSlot<CrossEntropyBackwardFn> cross_entropy_backward_kernel("cross_entropy_backward",
-                                                                          &backward_cpu);
+                                                                           &backward_cpu);
 
 std::tuple<Tensor, Tensor, int64_t> cross_entropy_forward(const Tensor& logits, const Tensor& labels) {
   check_same_place("cross_entropy", {{"logits", &logits}, {"labels", &labels}});

@@ -14,7 +14,8 @@ void with_ids(const Tensor& ids, F f) {
   if (ids.dtype() == DType::INT64) {
     f(ids.data<int64_t>());
   } else {
-    CREW_CHECK(ids.dtype() == DType::INT32, "embedding: ids must be int64 or int32, got ", dtype_name(ids.dtype()));
+    CREW_CHECK(ids.dtype() == DType::INT32, "embedding: ids must be int64 or int32, got ",
+               dtype_name(ids.dtype()));
     f(ids.data<int32_t>());
   }
 }

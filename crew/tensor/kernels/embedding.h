@@ -16,7 +16,8 @@ Tensor embedding_forward(const Tensor& ids, const Tensor& weight, int64_t paddin
 Tensor embedding_backward(const Tensor& grad_y, const Tensor& ids, int64_t vocab, int64_t padding_idx);
 
 using EmbeddingForwardFn = Tensor(const Tensor& ids, const Tensor& weight, int64_t padding_idx);
-using EmbeddingBackwardFn = Tensor(const Tensor& grad_y, const Tensor& ids, int64_t vocab, int64_t padding_idx);
+using EmbeddingBackwardFn = Tensor(const Tensor& grad_y, const Tensor& ids, int64_t vocab,
+                                   int64_t padding_idx);
 extern KernelSlot<EmbeddingForwardFn> embedding_forward_kernel;
 extern KernelSlot<EmbeddingBackwardFn> embedding_backward_kernel;
 

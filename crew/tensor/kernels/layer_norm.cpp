@@ -56,7 +56,8 @@ void forward_rows(const double* x, double* y, const double* w, const double* b, 
 void backward_rows(const double* g, const double* x, const double* w, int64_t rows, int64_t cols, double eps,
                    const double* mean, const double* var, double* dx, double* dw, double* db) {
   for (int64_t r = 0; r < rows; ++r) {
-    Row::backward(g + r * cols, x + r * cols, cols, mean[r], Row::rstd(var[r], eps), w, dx + r * cols, dw, db);
+    Row::backward(g + r * cols, x + r * cols, cols, mean[r], Row::rstd(var[r], eps), w, dx + r * cols, dw,
+                  db);
   }
 }
 
@@ -136,19 +137,21 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_forward_cpu(const Tensor& x, int64
   return {y, stats.mean, stats.variance};
 }
 
-std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(const Tensor& grad_y, const Tensor& x, int64_t rows,
-                                                           int64_t cols, const Tensor& weight,
+std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(const Tensor& grad_y, const Tensor& x,
+                                                           int64_t rows, int64_t cols, const Tensor& weight,
                                                            const Tensor& bias, double epsilon,
                                                            const Tensor& mean, const Tensor& variance) {
-  LayerNormGrads g = layer_norm_backward_grads(grad_y, x, rows, cols, weight, bias, epsilon, {mean, variance});
+  LayerNormGrads g =
+      layer_norm_backward_grads(grad_y, x, rows, cols, weight, bias, epsilon, {mean, variance});
   return {g.x, g.weight, g.bias};
 }
 
 }  // namespace
 
-constinit KernelSlot<LayerNormForwardFn> layer_norm_forward_kernel("layer_norm_forward", &layer_norm_forward_cpu);
+constinit KernelSlot<LayerNormForwardFn> layer_norm_forward_kernel("layer_norm_forward",
+                                                                   &layer_norm_forward_cpu);
 constinit KernelSlot<LayerNormBackwardFn> layer_norm_backward_kernel("layer_norm_backward",
-                                                                    &layer_norm_backward_cpu);
+                                                                     &layer_norm_backward_cpu);
 
 Tensor layer_norm_forward(const Tensor& x, int64_t rows, int64_t cols, const Tensor& weight,
                           const Tensor& bias, double epsilon, LayerNormStats& stats) {
@@ -162,7 +165,8 @@ Tensor layer_norm_forward(const Tensor& x, int64_t rows, int64_t cols, const Ten
 LayerNormGrads layer_norm_backward(const Tensor& grad_y, const Tensor& x, int64_t rows, int64_t cols,
                                    const Tensor& weight, const Tensor& bias, double epsilon,
                                    const LayerNormStats& stats) {
-  check_same_place("layer_norm backward", {{"grad_y", &grad_y}, {"x", &x}, {"weight", &weight}, {"mean", &stats.mean}});
+  check_same_place("layer_norm backward",
+                   {{"grad_y", &grad_y}, {"x", &x}, {"weight", &weight}, {"mean", &stats.mean}});
   LayerNormGrads out;
   std::tie(out.x, out.weight, out.bias) = layer_norm_backward_kernel.get(x.place().type)(
       grad_y, x, rows, cols, weight, bias, epsilon, stats.mean, stats.variance);

@@ -26,15 +26,15 @@ LayerNormGrads layer_norm_backward(const Tensor& grad_y, const Tensor& x, int64_
                                    const Tensor& weight, const Tensor& bias, double epsilon,
                                    const LayerNormStats& stats);
 
-
 // The slots the two run, on the operands' place: (y, mean, variance) and (dx, dweight, dbias).
 using LayerNormForwardFn = std::tuple<Tensor, Tensor, Tensor>(const Tensor& x, int64_t rows, int64_t cols,
                                                               const Tensor& weight, const Tensor& bias,
                                                               double epsilon);
 using LayerNormBackwardFn = std::tuple<Tensor, Tensor, Tensor>(const Tensor& grad_y, const Tensor& x,
-                                                               int64_t rows, int64_t cols, const Tensor& weight,
-                                                               const Tensor& bias, double epsilon,
-                                                               const Tensor& mean, const Tensor& variance);
+                                                               int64_t rows, int64_t cols,
+                                                               const Tensor& weight, const Tensor& bias,
+                                                               double epsilon, const Tensor& mean,
+                                                               const Tensor& variance);
 extern KernelSlot<LayerNormForwardFn> layer_norm_forward_kernel;
 extern KernelSlot<LayerNormBackwardFn> layer_norm_backward_kernel;
 

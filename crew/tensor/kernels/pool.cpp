@@ -124,10 +124,8 @@ Shape pool2d_output_shape(const Shape& x, const Pool2dParams& p) {
 
 namespace {
 
-std::tuple<Tensor, Tensor, std::shared_ptr<const OpaqueLayout>> pool2d_forward_cpu(PoolKind kind, const Tensor& x,
-                                                                                   const Pool2dParams& p,
-                                                                                   bool with_workspace,
-                                                                                   PoolImpl impl) {
+std::tuple<Tensor, Tensor, std::shared_ptr<const OpaqueLayout>> pool2d_forward_cpu(
+    PoolKind kind, const Tensor& x, const Pool2dParams& p, bool with_workspace, PoolImpl impl) {
   CREW_CHECK(x.dtype() == DType::FLOAT32, "pool2d: input must be float32, got ", dtype_name(x.dtype()));
   PoolForwardResult r;
   const Shape y_shape = pool2d_output_shape(x.shape(), p);
@@ -213,7 +211,8 @@ PoolForwardResult pool2d_forward(PoolKind kind, const Tensor& x, const Pool2dPar
 }
 
 Tensor pool2d_backward(PoolKind kind, const Tensor& grad_y, const Shape& x_shape, const Tensor& workspace,
-                       const Pool2dParams& p, PoolImpl impl, const std::shared_ptr<const OpaqueLayout>& x_layout) {
+                       const Pool2dParams& p, PoolImpl impl,
+                       const std::shared_ptr<const OpaqueLayout>& x_layout) {
   check_same_place("pool2d backward", {{"grad_y", &grad_y}, {"workspace", &workspace}});
   return pool2d_backward_kernel.get(grad_y.place().type)(kind, grad_y, x_shape, workspace, p, impl, x_layout);
 }

@@ -87,7 +87,7 @@ Tensor softmax_rows_backward_cpu(const Tensor& y, const Tensor& grad_y) {
 
 constinit KernelSlot<SoftmaxRowsFn> softmax_rows_kernel("softmax_rows", &softmax_rows_cpu);
 constinit KernelSlot<SoftmaxRowsBackwardFn> softmax_rows_backward_kernel("softmax_rows_backward",
-                                                                        &softmax_rows_backward_cpu);
+                                                                         &softmax_rows_backward_cpu);
 
 void softmax_rows_(const Tensor& x) { softmax_rows_kernel.get(x.place().type)(x); }
 

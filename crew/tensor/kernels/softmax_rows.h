@@ -11,7 +11,6 @@ void softmax_rows_(const Tensor& x);
 // The input gradient of y = softmax(x) along the last axis: y * (g - rowsum(g * y)).
 Tensor softmax_rows_backward(const Tensor& y, const Tensor& grad_y);
 
-
 // The slots the two run, on the operands' place.
 using SoftmaxRowsFn = void(const Tensor& x);
 using SoftmaxRowsBackwardFn = Tensor(const Tensor& y, const Tensor& grad_y);
