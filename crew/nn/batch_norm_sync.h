@@ -5,7 +5,7 @@
 // distributed.
 //
 //   struct Sum : crew::nn::BatchNormStatsSync {            // e.g. in a test: two "ranks"
-//     void all_reduce_sum(double* data, int64_t n) override { ... }
+//     void all_reduce_sum(std::vector<double>& values) override { ... }
 //   };
 //   bn->set_stats_sync(std::make_shared<Sum>());
 //
@@ -13,14 +13,14 @@
 // then the sum of squared deviations per channel) and once in backward ([sum g, sum g * xhat]
 // per channel, only when the input needs a gradient). Every rank must make the same calls in
 // the same order, as for any collective. Inference never calls it.
-#include <cstdint>
+#include <vector>
 
 namespace crew::nn {
 
 struct BatchNormStatsSync {
   virtual ~BatchNormStatsSync() = default;
-  // In place: data[0, n) = the element-wise sum of every rank's data[0, n).
-  virtual void all_reduce_sum(double* data, int64_t n) = 0;
+  // In place: values = the element-wise sum of every rank's values (all of one size).
+  virtual void all_reduce_sum(std::vector<double>& values) = 0;
 };
 
 }  // namespace crew::nn

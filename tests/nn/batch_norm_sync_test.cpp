@@ -33,7 +33,9 @@ class TwoThreadWorld {
  public:
   struct Rank final : BatchNormStatsSync {
     Rank(TwoThreadWorld* w, int r) : world(w), rank(r) {}
-    void all_reduce_sum(double* data, int64_t n) override { world->reduce(rank, data, n); }
+    void all_reduce_sum(std::vector<double>& values) override {
+      world->reduce(rank, values.data(), static_cast<int64_t>(values.size()));
+    }
     TwoThreadWorld* world;
     int rank;
   };
@@ -152,7 +154,9 @@ TEST(BatchNormSync, TwoHalvesThroughTheSyncEqualTheWholeBatch) {
 
 // A sync over one rank: the sums come back unchanged.
 struct WorldOfOne final : BatchNormStatsSync {
-  void all_reduce_sum(double*, int64_t n) override { sizes.push_back(n); }
+  void all_reduce_sum(std::vector<double>& values) override {
+    sizes.push_back(static_cast<int64_t>(values.size()));
+  }
   std::vector<int64_t> sizes;
 };
 

@@ -83,7 +83,8 @@ TEST_P(ConvKernelTest, CombinedBackwardMatchesSeparatePasses) {
   Tensor gw = Tensor::empty(c.w);
   Tensor gb = c.bias ? Tensor::empty({c.w[0]}) : Tensor();
   kernels::conv2d_backward_weights(gy, x, c.p, gw, gb);
-  for (const kernels::Conv2dSaved* state : {saved.get(), static_cast<const kernels::Conv2dSaved*>(nullptr)}) {
+  for (const std::shared_ptr<const kernels::Conv2dSaved>& state :
+       {saved, std::shared_ptr<const kernels::Conv2dSaved>()}) {
     kernels::Conv2dGrads r = kernels::conv2d_backward(gy, x, w, c.x, c.p, {.bias = c.bias}, state);
     expect_close(want_x, r.grad_x, "combined: grad_x");
     expect_close(gw.to_vector<double>(), r.grad_weight, "combined: grad_weight");
@@ -94,7 +95,7 @@ TEST_P(ConvKernelTest, CombinedBackwardMatchesSeparatePasses) {
   expect_close(want_x, only_x.grad_x, "data pass only");
   EXPECT_FALSE(only_x.grad_weight.defined());
   kernels::Conv2dGrads only_w =
-      kernels::conv2d_backward(gy, x, w, c.x, c.p, {.data = false, .bias = c.bias}, saved.get());
+      kernels::conv2d_backward(gy, x, w, c.x, c.p, {.data = false, .bias = c.bias}, saved);
   EXPECT_FALSE(only_w.grad_x.defined());
   expect_close(gw.to_vector<double>(), only_w.grad_weight, "weight pass only");
 }

@@ -6,6 +6,7 @@
 // statistics, exactly BatchNorm2D's. The all_reduce waits at most the group's timeout.
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "crew/distributed/parallel/parallel.h"
 #include "crew/nn/batch_norm_sync.h"
@@ -17,7 +18,7 @@ class GroupStatsSync final : public nn::BatchNormStatsSync {
   explicit GroupStatsSync(std::shared_ptr<Group> group = nullptr) : group_(std::move(group)) {}
 
   // StateError on a rank that is not a member of the given group.
-  void all_reduce_sum(double* data, int64_t n) override;
+  void all_reduce_sum(std::vector<double>& values) override;
   // Null for the default group.
   const std::shared_ptr<Group>& group() const { return group_; }
 

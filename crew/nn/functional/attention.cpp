@@ -1,20 +1,20 @@
-// scaled_dot_product_attention and packed_qkv_attention: one autograd node each; products on
-// oneDNN matmuls over strided views (float32), the row softmax on oneDNN's softmax primitives.
+// scaled_dot_product_attention and packed_qkv_attention: one autograd node each; float32 on
+// crew/tensor/kernels/attention (oneDNN matmuls over strided views), float64 composed of
+// matmuls on transposed copies.
+#include "crew/tensor/kernels/attention.h"
+
 #include <cmath>
 
 #include "crew/autograd/autograd.h"
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"
 #include "crew/nn/functional.h"
-#include "crew/nn/functional/attention_f32.h"
 #include "crew/tensor/kernels/broadcast.h"
 #include "crew/tensor/kernels/gemm.h"
 #include "crew/tensor/kernels/softmax_rows.h"
 
 namespace crew::nn::functional {
 namespace {
-
-using namespace attention_detail;
 
 void check_attention(const Tensor& q, const Tensor& k, const Tensor& v) {
   kernels::check_floating(q, "scaled_dot_product_attention");
@@ -37,28 +37,12 @@ Tensor swap_time_heads(const Tensor& x, double alpha = 1.0) {
   return alpha == 1.0 ? y : kernels::affine(y, alpha, 0.0);
 }
 
-// Saved for the backward: Q, K, V as given (they keep the storage the float32 layouts point
-// into), the probabilities P and the scale.
+// Saved for the backward: Q, K, V as given (a packed qkv in all three), the probabilities P
+// and the scale.
 struct AttentionSaved {
   Tensor q, k, v, p;
   double scale = 0;
-  AttentionInputs f32;  // float32 only
 };
-
-std::vector<Tensor> backward_separate_f32(const AttentionSaved& s, const Tensor& g,
-                                          const std::vector<bool>& needs) {
-  std::vector<Tensor> grads(3);
-  AttentionGrads out;
-  HeadsLayout* dst[3] = {&out.dq, &out.dk, &out.dv};
-  const Tensor* src[3] = {&s.q, &s.k, &s.v};
-  for (int i = 0; i < 3; ++i) {
-    if (!needs[i]) continue;
-    grads[i] = Tensor::uninitialized(src[i]->shape());
-    *dst[i] = heads_layout(grads[i]);
-  }
-  attention_backward_f32(s.f32, s.p, heads_layout(g), out);
-  return grads;
-}
 
 // float64 (gradient checks): the same products on transposed copies.
 std::vector<Tensor> backward_f64(const AttentionSaved& s, const Tensor& g, const std::vector<bool>& needs) {
@@ -77,7 +61,7 @@ std::vector<Tensor> backward_f64(const AttentionSaved& s, const Tensor& g, const
 // float64: P = softmax(mask(scale Q K^T)) into s.p; returns O = P V as [B, T_q, H, D].
 Tensor forward_f64(AttentionSaved& s, bool is_causal) {
   s.p = kernels::matmul(swap_time_heads(s.q, s.scale), swap_time_heads(s.k), false, true);
-  mask_and_softmax(s.p, is_causal);
+  kernels::attention_mask_softmax_(s.p, is_causal);
   return swap_time_heads(kernels::matmul(s.p, swap_time_heads(s.v), false, false));
 }
 
@@ -90,21 +74,22 @@ double default_scale(double scale, int64_t d) {
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool is_causal,
                                     double scale) {
   check_attention(q, k, v);
-  AttentionSaved s{q.detach(), k.detach(), v.detach(), Tensor(), default_scale(scale, q.size(3)), {}};
+  AttentionSaved s{q.detach(), k.detach(), v.detach(), Tensor(), default_scale(scale, q.size(3))};
   Tensor y;
-  if (q.dtype() == DType::FLOAT32) {
-    s.f32 = {heads_layout(s.q), heads_layout(s.k), heads_layout(s.v), static_cast<float>(s.scale), is_causal};
-    y = Tensor::uninitialized(q.shape());
-    s.p = attention_forward_f32(s.f32, heads_layout(y));
+  const bool f32 = q.dtype() == DType::FLOAT32;
+  if (f32) {
+    std::tie(y, s.p) = kernels::attention_forward(s.q, s.k, s.v, 0, s.scale, is_causal);
   } else {
     y = forward_f64(s, is_causal);
   }
   if (autograd::should_record({&q, &k, &v})) {
-    autograd::record(
-        y, "scaled_dot_product_attention", {q, k, v}, [s](const Tensor& g, const std::vector<bool>& needs) {
-          return g.dtype() == DType::FLOAT32 ? backward_separate_f32(s, g, needs) : backward_f64(s, g, needs);
-        },
-        {q, k, v});
+    autograd::record(y, "scaled_dot_product_attention", {q, k, v},
+                     [s, f32, is_causal](const Tensor& g, const std::vector<bool>& needs) {
+                       return f32 ? kernels::attention_backward(s.q, s.k, s.v, s.p, g, 0, s.scale, is_causal,
+                                                                needs)
+                                  : backward_f64(s, g, needs);
+                     },
+                     {q, k, v});
   }
   return y;
 }
@@ -123,21 +108,16 @@ Tensor packed_qkv_attention(const Tensor& qkv, int64_t num_heads, bool is_causal
                    {b, t, c});
   }
   const Tensor packed = qkv.detach();
-  AttentionSaved s{packed, packed, packed, Tensor(), default_scale(scale, d), {}};
-  s.f32 = {packed_part(packed, 0, num_heads), packed_part(packed, 1, num_heads),
-           packed_part(packed, 2, num_heads), static_cast<float>(s.scale), is_causal};
-  Tensor y = Tensor::uninitialized({b, t, c});
-  s.p = attention_forward_f32(s.f32, heads_layout(y, num_heads));
+  AttentionSaved s{packed, packed, packed, Tensor(), default_scale(scale, d)};
+  Tensor y;
+  std::tie(y, s.p) = kernels::attention_forward(packed, packed, packed, num_heads, s.scale, is_causal);
   if (autograd::should_record({&qkv})) {
-    autograd::record(
-        y, "packed_qkv_attention", {qkv}, [s, num_heads](const Tensor& g, const std::vector<bool>&) {
-          Tensor dqkv = Tensor::uninitialized(s.q.shape());
-          attention_backward_f32(s.f32, s.p, heads_layout(g, num_heads),
-                                 {packed_part(dqkv, 0, num_heads), packed_part(dqkv, 1, num_heads),
-                                  packed_part(dqkv, 2, num_heads)});
-          return std::vector<Tensor>{dqkv};
-        },
-        {qkv});
+    autograd::record(y, "packed_qkv_attention", {qkv},
+                     [s, num_heads, is_causal](const Tensor& g, const std::vector<bool>&) {
+                       return kernels::attention_backward(s.q, s.q, s.q, s.p, g, num_heads, s.scale,
+                                                          is_causal, {true, true, true});
+                     },
+                     {qkv});
   }
   return y;
 }

@@ -18,7 +18,7 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Pair st
         [x, weight, p, saved, has_bias = bias.defined()](const Tensor& g, const std::vector<bool>& needs) {
           const kernels::Conv2dNeeds want{
               .data = needs[0], .weights = needs[1] || needs[2], .bias = has_bias};
-          kernels::Conv2dGrads r = kernels::conv2d_backward(g, x, weight, x.shape(), p, want, saved.get());
+          kernels::Conv2dGrads r = kernels::conv2d_backward(g, x, weight, x.shape(), p, want, saved);
           return std::vector<Tensor>{r.grad_x, r.grad_weight, r.grad_bias};
         },
         {x, weight});
@@ -42,7 +42,7 @@ Tensor pool(kernels::PoolKind kind, const char* name, const Tensor& x, const ker
                      [kind, p, shape = x.shape(), ws = r.workspace, layout = r.x_layout](
                          const Tensor& g, const std::vector<bool>&) {
                        return std::vector<Tensor>{kernels::pool2d_backward(
-                           kind, g, shape, ws, p, kernels::default_pool_impl(), layout.get())};
+                           kind, g, shape, ws, p, kernels::default_pool_impl(), layout)};
                      });
   }
   return r.y;

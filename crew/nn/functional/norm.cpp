@@ -1,12 +1,13 @@
 // batch_norm over the channel axis of [N, C, ...] (training and inference), optionally with
 // statistics synchronised over ranks (SyncBatchNorm, through a BatchNormStatsSync). Float32
 // training without a sync runs on oneDNN; the rest (inference, SyncBatchNorm's global
-// statistics, float64) on the loops here.
+// statistics, float64) on the loops of crew/tensor/kernels/batch_norm_loops.h.
 #include <cmath>
 
 #include "crew/autograd/function.h"
 #include "crew/nn/functional.h"
 #include "crew/tensor/kernels/batch_norm.h"
+#include "crew/tensor/kernels/batch_norm_loops.h"
 #include "crew/tensor/kernels/broadcast.h"
 
 namespace crew::nn::functional {
@@ -18,133 +19,62 @@ struct Layout {
   int64_t n = 1, c = 1, spatial = 1;
 };
 
-// Per-channel statistics and the saved values backward needs.
+// Per-channel statistics (float64 [C] on x's place) and what backward needs.
 struct Saved {
-  std::vector<double> mean, invstd, scale;  // scale = weight or 1
-  double count = 0;                         // elements per channel of the (global) batch
+  Tensor mean, invstd, scale;  // scale = weight or 1
+  double count = 0;            // elements per channel of the (global) batch
 };
 
-template <typename T>
-void normalize(const T* x, T* y, const Layout& l, const Saved& s, const T* bias) {
-  for (int64_t i = 0; i < l.n; ++i) {
-    for (int64_t ch = 0; ch < l.c; ++ch) {
-      const T* src = x + (i * l.c + ch) * l.spatial;
-      T* dst = y + (i * l.c + ch) * l.spatial;
-      const T a = static_cast<T>(s.invstd[ch] * s.scale[ch]);
-      const T b = static_cast<T>((bias ? static_cast<double>(bias[ch]) : 0.0) -
-                                 s.mean[ch] * s.invstd[ch] * s.scale[ch]);
-      for (int64_t k = 0; k < l.spatial; ++k) dst[k] = src[k] * a + b;
-    }
-  }
+// values as a float64 tensor on `place`.
+Tensor channel_tensor(const std::vector<double>& values, const Place& place) {
+  return Tensor::from_vector(values, {static_cast<int64_t>(values.size())}).to(place);
 }
 
 // mean and biased variance per channel (as Paddle normalises and tracks it); with a sync,
-// those of every rank's batch: all-reduce [count, sum per channel], then the sums of squared
+// those of every rank's batch: all-reduce [sum per channel, count], then the sums of squared
 // deviations from the global mean (two passes, as one process over the whole batch).
 // Returns the number of elements per channel the statistics cover.
-template <typename T>
-double batch_stats(const T* x, const Layout& l, BatchNormStatsSync* sync, std::vector<double>& mean,
-                   std::vector<double>& var) {
+double batch_stats(const Tensor& x, const Layout& l, BatchNormStatsSync* sync, Tensor& mean_t,
+                   Tensor& var_t) {
   double count = static_cast<double>(l.n * l.spatial);
-  mean.assign(l.c, 0.0);
-  var.assign(l.c, 0.0);
-  for (int64_t i = 0; i < l.n; ++i) {
-    for (int64_t ch = 0; ch < l.c; ++ch) {
-      const T* src = x + (i * l.c + ch) * l.spatial;
-      double acc = 0;
-      for (int64_t k = 0; k < l.spatial; ++k) acc += src[k];
-      mean[ch] += acc;
-    }
-  }
+  std::vector<double> mean = kernels::batch_norm_channel_sums(x).to_vector<double>();
   if (sync) {
-    std::vector<double> buf(mean);
-    buf.push_back(count);
-    sync->all_reduce_sum(buf.data(), static_cast<int64_t>(buf.size()));
-    count = buf.back();
+    mean.push_back(count);
+    sync->all_reduce_sum(mean);
+    count = mean.back();
     CREW_CHECK(count > 0, "batch_norm: training needs a non-empty batch over all ranks, got ", count,
                " elements per channel");
-    mean.assign(buf.begin(), buf.end() - 1);
+    mean.pop_back();
   }
   for (double& m : mean) m /= count;
-  for (int64_t i = 0; i < l.n; ++i) {
-    for (int64_t ch = 0; ch < l.c; ++ch) {
-      const T* src = x + (i * l.c + ch) * l.spatial;
-      double acc = 0;
-      for (int64_t k = 0; k < l.spatial; ++k) acc += (src[k] - mean[ch]) * (src[k] - mean[ch]);
-      var[ch] += acc;
-    }
-  }
-  if (sync) sync->all_reduce_sum(var.data(), l.c);
+  mean_t = channel_tensor(mean, x.place());
+  std::vector<double> var = kernels::batch_norm_channel_sq_dev(x, mean_t).to_vector<double>();
+  if (sync) sync->all_reduce_sum(var);
   for (double& v : var) v /= count;
+  var_t = channel_tensor(var, x.place());
   return count;
-}
-
-// Per channel: sum g and sum g * xhat over this process's batch.
-template <typename T>
-void grad_sums(const T* gp, const T* xp, const Layout& l, const Saved& s, std::vector<double>& sum_g,
-               std::vector<double>& sum_gx) {
-  sum_g.assign(l.c, 0.0);
-  sum_gx.assign(l.c, 0.0);
-  for (int64_t i = 0; i < l.n; ++i) {
-    for (int64_t ch = 0; ch < l.c; ++ch) {
-      const int64_t base = (i * l.c + ch) * l.spatial;
-      for (int64_t k = 0; k < l.spatial; ++k) {
-        sum_g[ch] += gp[base + k];
-        sum_gx[ch] += gp[base + k] * (xp[base + k] - s.mean[ch]) * s.invstd[ch];
-      }
-    }
-  }
-}
-
-template <typename T>
-Tensor input_grad(const T* gp, const Tensor& x, const Layout& l, const Saved& s, bool training,
-                  const std::vector<double>& sum_g, const std::vector<double>& sum_gx) {
-  const T* xp = x.data<T>();
-  Tensor out = Tensor::empty(x.shape(), x.dtype());
-  T* gx = out.data<T>();
-  for (int64_t i = 0; i < l.n; ++i) {
-    for (int64_t ch = 0; ch < l.c; ++ch) {
-      const int64_t base = (i * l.c + ch) * l.spatial;
-      const double f = s.scale[ch] * s.invstd[ch];
-      for (int64_t k = 0; k < l.spatial; ++k) {
-        double v = gp[base + k];
-        if (training) {
-          const double xhat = (xp[base + k] - s.mean[ch]) * s.invstd[ch];
-          v -= (sum_g[ch] + xhat * sum_gx[ch]) / s.count;
-        }
-        gx[base + k] = static_cast<T>(v * f);
-      }
-    }
-  }
-  return out;
 }
 
 // grads: x, weight, bias. Training backpropagates through the batch statistics; with a sync
 // through those of every rank's batch, so the input gradient sums every rank's upstream
 // gradient. Weight and bias gradients stay this process's sums (DataParallel averages them).
-template <typename T>
 std::vector<Tensor> backward(const Tensor& g, const Tensor& x, const Layout& l, const Saved& s, bool training,
                              BatchNormStatsSync* sync, const std::vector<bool>& needs) {
-  std::vector<double> sum_g, sum_gx;
-  grad_sums(g.data<T>(), x.data<T>(), l, s, sum_g, sum_gx);
-  auto channel_tensor = [&](const std::vector<double>& v) {
-    Tensor t = Tensor::empty({l.c}, x.dtype());
-    T* p = t.data<T>();
-    for (int64_t ch = 0; ch < l.c; ++ch) p[ch] = static_cast<T>(v[ch]);
-    return t;
-  };
+  auto [sum_g, sum_gx] = kernels::batch_norm_grad_sums(g, x, s.mean, s.invstd);
   std::vector<Tensor> grads(3);
-  if (needs[1]) grads[1] = channel_tensor(sum_gx);
-  if (needs[2]) grads[2] = channel_tensor(sum_g);
+  if (needs[1]) grads[1] = sum_gx.to(x.dtype());
+  if (needs[2]) grads[2] = sum_g.to(x.dtype());
   if (needs[0]) {
     if (training && sync) {
-      std::vector<double> buf(sum_g);
-      buf.insert(buf.end(), sum_gx.begin(), sum_gx.end());
-      sync->all_reduce_sum(buf.data(), 2 * l.c);
-      sum_g.assign(buf.begin(), buf.begin() + l.c);
-      sum_gx.assign(buf.begin() + l.c, buf.end());
+      std::vector<double> buf = sum_g.to_vector<double>();
+      const std::vector<double> gx = sum_gx.to_vector<double>();
+      buf.insert(buf.end(), gx.begin(), gx.end());
+      sync->all_reduce_sum(buf);
+      sum_g = channel_tensor(std::vector<double>(buf.begin(), buf.begin() + l.c), x.place());
+      sum_gx = channel_tensor(std::vector<double>(buf.begin() + l.c, buf.end()), x.place());
     }
-    grads[0] = input_grad(g.data<T>(), x, l, s, training, sum_g, sum_gx);
+    grads[0] =
+        kernels::batch_norm_input_grad(g, x, s.mean, s.invstd, s.scale, sum_g, sum_gx, s.count, training);
   }
   return grads;
 }
@@ -171,25 +101,14 @@ Layout check_inputs(const Tensor& x, const Tensor& running_mean, const Tensor& r
   return l;
 }
 
-template <typename T>
-void update_running(Tensor& running_mean, Tensor& running_var, const std::vector<double>& mean,
-                    const std::vector<double>& var, double momentum) {
-  T* rm = running_mean.data<T>();
-  T* rv = running_var.data<T>();
-  for (size_t ch = 0; ch < mean.size(); ++ch) {
-    rm[ch] = static_cast<T>(momentum * rm[ch] + (1 - momentum) * mean[ch]);
-    rv[ch] = static_cast<T>(momentum * rv[ch] + (1 - momentum) * var[ch]);
-  }
-}
-
 // Training without a sync, float32: oneDNN's primitives (crew/tensor/kernels/batch_norm.h),
 // which keep a blocked x blocked; the running statistics follow the batch's as below.
 Tensor batch_norm_onednn(const Tensor& x, Tensor& running_mean, Tensor& running_var, const Tensor& weight,
                          const Tensor& bias, double momentum, double epsilon) {
   kernels::BatchNormStats stats;
   Tensor y = kernels::batch_norm_forward(x, weight, bias, epsilon, stats);
-  update_running<float>(running_mean, running_var, stats.mean.to_vector<double>(),
-                        stats.variance.to_vector<double>(), momentum);
+  kernels::batch_norm_update_running(running_mean, running_var, stats.mean.to(DType::FLOAT64),
+                                     stats.variance.to(DType::FLOAT64), momentum);
   if (autograd::should_record({&x, &weight, &bias})) {
     autograd::record(y, "batch_norm", {x, weight, bias},
                      [x = x.detach(), w = weight.defined() ? weight.detach() : Tensor(),
@@ -215,35 +134,25 @@ Tensor batch_norm(const Tensor& x, Tensor& running_mean, Tensor& running_var, co
   Saved s;
   s.count = static_cast<double>(l.n * l.spatial);
   std::vector<double> var;
-  dispatch_dtype(x.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>) {
-      if (training) {
-        s.count = batch_stats(x.data<T>(), l, sync.get(), s.mean, var);
-        update_running<T>(running_mean, running_var, s.mean, var, momentum);
-      } else {
-        s.mean = running_mean.to_vector<double>();
-        var = running_var.to_vector<double>();
-      }
-    }
-  });
-  s.invstd.resize(l.c);
-  for (int64_t ch = 0; ch < l.c; ++ch) s.invstd[ch] = 1.0 / std::sqrt(var[ch] + epsilon);
-  s.scale = weight.defined() ? weight.to_vector<double>() : std::vector<double>(l.c, 1.0);
-  Tensor y = Tensor::empty(x.shape(), x.dtype());
-  dispatch_dtype(x.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>) {
-      normalize(x.data<T>(), y.data<T>(), l, s, bias.defined() ? bias.data<T>() : nullptr);
-    }
-  });
+  if (training) {
+    Tensor var_t;
+    s.count = batch_stats(x, l, sync.get(), s.mean, var_t);
+    kernels::batch_norm_update_running(running_mean, running_var, s.mean, var_t, momentum);
+    var = var_t.to_vector<double>();
+  } else {
+    s.mean = running_mean.to(DType::FLOAT64);
+    var = running_var.to_vector<double>();
+  }
+  std::vector<double> invstd(l.c);
+  for (int64_t ch = 0; ch < l.c; ++ch) invstd[ch] = 1.0 / std::sqrt(var[ch] + epsilon);
+  s.invstd = channel_tensor(invstd, x.place());
+  s.scale = weight.defined() ? weight.to(DType::FLOAT64) : Tensor::ones({l.c}, DType::FLOAT64, x.place());
+  Tensor y = kernels::batch_norm_normalize(x, s.mean, s.invstd, s.scale, bias);
   if (!training) sync = nullptr;  // inference never communicates
   if (autograd::should_record({&x, &weight, &bias})) {
     autograd::record(y, "batch_norm", {x, weight, bias},
                      [x, l, s, training, sync](const Tensor& g, const std::vector<bool>& needs) {
-                       if (g.dtype() == DType::FLOAT32)
-                         return backward<float>(g, x, l, s, training, sync.get(), needs);
-                       return backward<double>(g, x, l, s, training, sync.get(), needs);
+                       return backward(g, x, l, s, training, sync.get(), needs);
                      },
                      {x});  // the weight's values are in s.scale
   }

@@ -104,9 +104,9 @@ std::vector<int64_t> GPT::generate(const std::vector<int64_t>& prompt, int64_t c
     const int64_t t = std::min<int64_t>(static_cast<int64_t>(seq.size()), config_.block_size);
     std::vector<int64_t> window(seq.end() - t, seq.end());
     Tensor logits = forward(Tensor::from_vector<int64_t>(window, {1, t}));
-    const float* last = logits.data<float>() + (t - 1) * config_.vocab_size;
+    const std::vector<double> last = logits.select(0).select(t - 1).to_vector<double>();
     std::vector<double> p(config_.vocab_size);
-    const double mx = *std::max_element(last, last + config_.vocab_size);
+    const double mx = *std::max_element(last.begin(), last.end());
     double total = 0;
     for (int64_t v = 0; v < config_.vocab_size; ++v) total += p[v] = std::exp((last[v] - mx) / temperature);
     double r = g.uniform(0.0, total);

@@ -6,6 +6,7 @@
 #include "crew/tensor/kernels/broadcast.h"
 #include "crew/tensor/kernels/dnnl_context.h"
 #include "crew/tensor/kernels/dnnl_layout.h"
+#include "crew/tensor/kernels/math/gelu.h"
 
 namespace crew::kernels {
 namespace {
@@ -60,8 +61,6 @@ dnnl::memory memory_of(const Entry& e, const Tensor& t, const detail::DnnlLayout
 }
 
 constexpr double kSqrt2OverPi = 0.7978845608028654;
-constexpr double kInvSqrt2 = 0.7071067811865476;
-constexpr double kInvSqrt2Pi = 0.3989422804014327;
 
 double forward_value(Activation kind, double x) {
   switch (kind) {
@@ -72,7 +71,7 @@ double forward_value(Activation kind, double x) {
     case Activation::TANH:
       return std::tanh(x);
     case Activation::GELU_ERF:
-      return 0.5 * x * (1 + std::erf(x * kInvSqrt2));
+      return math::GeluErf<double>::forward(x);
     case Activation::GELU_TANH:
       return 0.5 * x * (1 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
   }
@@ -89,7 +88,7 @@ double derivative(Activation kind, double x, double y) {
     case Activation::TANH:
       return 1 - y * y;
     case Activation::GELU_ERF:
-      return 0.5 * (1 + std::erf(x * kInvSqrt2)) + x * std::exp(-0.5 * x * x) * kInvSqrt2Pi;
+      return math::GeluErf<double>::derivative(x);
     case Activation::GELU_TANH: {
       const double t = std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x));
       return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * kSqrt2OverPi * (1 + 3 * 0.044715 * x * x);
@@ -98,13 +97,11 @@ double derivative(Activation kind, double x, double y) {
   return 0;
 }
 
-}  // namespace
-
-bool activation_backward_uses_output_only(Activation kind) {
+bool uses_output_only(Activation kind) {
   return kind == Activation::RELU || kind == Activation::SIGMOID || kind == Activation::TANH;
 }
 
-Tensor activation_forward(Activation kind, const Tensor& x) {
+Tensor activation_forward_cpu(Activation kind, const Tensor& x) {
   check_floating(x, "activation");
   const int64_t n = x.numel();
   if (x.dtype() == DType::FLOAT64 || n == 0) {
@@ -128,12 +125,12 @@ Tensor activation_forward(Activation kind, const Tensor& x) {
   }
 }
 
-Tensor activation_backward(Activation kind, const Tensor& grad_y, const Tensor& x, const Tensor& y,
-                           bool in_place) {
+Tensor activation_backward_cpu(Activation kind, const Tensor& grad_y, const Tensor& x, const Tensor& y,
+                               bool in_place) {
   check_floating(grad_y, "activation backward");
   CREW_CHECK(grad_y.numel() == y.numel() && grad_y.dtype() == y.dtype(), "activation backward: grad ",
              shape_str(grad_y.shape()), " does not match output ", shape_str(y.shape()));
-  const bool from_output = activation_backward_uses_output_only(kind);
+  const bool from_output = uses_output_only(kind);
   CREW_CHECK(x.defined() || from_output, "activation backward: this activation needs its input");
   const int64_t n = grad_y.numel();
   if (grad_y.dtype() == DType::FLOAT64 || n == 0) {
@@ -166,6 +163,25 @@ Tensor activation_backward(Activation kind, const Tensor& grad_y, const Tensor& 
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl("activation backward", err);
   }
+}
+
+}  // namespace
+
+constinit KernelSlot<ActivationForwardFn> activation_forward_kernel("activation_forward",
+                                                                    &activation_forward_cpu);
+constinit KernelSlot<ActivationBackwardFn> activation_backward_kernel("activation_backward",
+                                                                      &activation_backward_cpu);
+
+bool activation_backward_uses_output_only(Activation kind) { return uses_output_only(kind); }
+
+Tensor activation_forward(Activation kind, const Tensor& x) {
+  return activation_forward_kernel.get(x.place().type)(kind, x);
+}
+
+Tensor activation_backward(Activation kind, const Tensor& grad_y, const Tensor& x, const Tensor& y,
+                           bool in_place) {
+  check_same_place("activation backward", {{"grad_y", &grad_y}, {"x", &x}, {"y", &y}});
+  return activation_backward_kernel.get(grad_y.place().type)(kind, grad_y, x, y, in_place);
 }
 
 }  // namespace crew::kernels

@@ -1,6 +1,7 @@
 #pragma once
 // Elementwise activations: float32 on oneDNN eltwise primitives (cached per size),
 // float64 on plain loops (used by gradient checks).
+#include "crew/tensor/kernels/dispatch.h"
 #include "crew/tensor/tensor.h"
 
 namespace crew::kernels {
@@ -17,5 +18,12 @@ bool activation_backward_uses_output_only(Activation kind);
 // grad_y itself is returned.
 Tensor activation_backward(Activation kind, const Tensor& grad_y, const Tensor& x, const Tensor& y,
                            bool in_place = false);
+
+// The slots the two run (crew/tensor/kernels/dispatch.h), on the operands' place.
+using ActivationForwardFn = Tensor(Activation kind, const Tensor& x);
+using ActivationBackwardFn = Tensor(Activation kind, const Tensor& grad_y, const Tensor& x, const Tensor& y,
+                                    bool in_place);
+extern KernelSlot<ActivationForwardFn> activation_forward_kernel;
+extern KernelSlot<ActivationBackwardFn> activation_backward_kernel;
 
 }  // namespace crew::kernels

@@ -14,8 +14,8 @@ struct BnEntry {
 };
 
 // `layout`: the blocked layout the data is in, or null for row-major.
-std::shared_ptr<BnEntry> bn_entry(const Shape& shape, const detail::DnnlLayout* layout, bool scale, bool shift,
-                                  double epsilon) {
+std::shared_ptr<BnEntry> bn_entry(const Shape& shape, const detail::DnnlLayout* layout, bool scale,
+                                  bool shift, double epsilon) {
   static detail::PrimitiveCache<BnEntry> cache;
   const std::string key =
       str_cat(shape_str(shape), static_cast<const void*>(layout), ',', scale, shift, ',', epsilon);
@@ -57,8 +57,10 @@ bool batch_norm_supported(const Tensor& x) {
   return x.dtype() == DType::FLOAT32 && x.dim() >= 2 && x.dim() <= 4 && x.numel() > 0;
 }
 
-Tensor batch_norm_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, double epsilon,
-                          BatchNormStats& stats) {
+namespace {
+
+Tensor batch_norm_forward_into(const Tensor& x, const Tensor& weight, const Tensor& bias, double epsilon,
+                               BatchNormStats& stats) {
   CREW_CHECK(batch_norm_supported(x), "batch_norm (oneDNN): unsupported input ", shape_str(x.shape()), " ",
              dtype_name(x.dtype()));
   const detail::DnnlLayout* layout = detail::dnnl_layout_of(x);
@@ -67,10 +69,11 @@ Tensor batch_norm_forward(const Tensor& x, const Tensor& weight, const Tensor& b
   Tensor y = new_data(x, layout);
   try {
     auto e = bn_entry(x.shape(), layout, weight.defined(), bias.defined(), epsilon);
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, data_memory(*e, x, layout)},
-                                               {DNNL_ARG_DST, data_memory(*e, y, layout)},
-                                               {DNNL_ARG_MEAN, detail::as_memory(stats.mean, e->stat_md)},
-                                               {DNNL_ARG_VARIANCE, detail::as_memory(stats.variance, e->stat_md)}};
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, data_memory(*e, x, layout)},
+        {DNNL_ARG_DST, data_memory(*e, y, layout)},
+        {DNNL_ARG_MEAN, detail::as_memory(stats.mean, e->stat_md)},
+        {DNNL_ARG_VARIANCE, detail::as_memory(stats.variance, e->stat_md)}};
     if (weight.defined()) args[DNNL_ARG_SCALE] = detail::as_memory(weight, e->stat_md);
     if (bias.defined()) args[DNNL_ARG_SHIFT] = detail::as_memory(bias, e->stat_md);
     e->fwd.execute(detail::cpu_stream(), args);
@@ -80,8 +83,8 @@ Tensor batch_norm_forward(const Tensor& x, const Tensor& weight, const Tensor& b
   return y;
 }
 
-BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const Tensor& weight,
-                                   const Tensor& bias, double epsilon, const BatchNormStats& stats) {
+BatchNormGrads batch_norm_backward_grads(const Tensor& grad_y, const Tensor& x, const Tensor& weight,
+                                         const Tensor& bias, double epsilon, const BatchNormStats& stats) {
   CREW_CHECK(grad_y.shape() == x.shape() && grad_y.dtype() == x.dtype(), "batch_norm backward: grad ",
              shape_str(grad_y.shape()), " does not match input ", shape_str(x.shape()));
   // Blocked only when both are in the same layout; otherwise both are read row-major.
@@ -93,11 +96,12 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const 
   if (bias.defined()) out.bias = Tensor::uninitialized({x.size(1)});
   try {
     auto e = bn_entry(x.shape(), layout, weight.defined(), bias.defined(), epsilon);
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, data_memory(*e, x, layout)},
-                                               {DNNL_ARG_DIFF_DST, data_memory(*e, grad_y, layout)},
-                                               {DNNL_ARG_DIFF_SRC, data_memory(*e, out.x, layout)},
-                                               {DNNL_ARG_MEAN, detail::as_memory(stats.mean, e->stat_md)},
-                                               {DNNL_ARG_VARIANCE, detail::as_memory(stats.variance, e->stat_md)}};
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, data_memory(*e, x, layout)},
+        {DNNL_ARG_DIFF_DST, data_memory(*e, grad_y, layout)},
+        {DNNL_ARG_DIFF_SRC, data_memory(*e, out.x, layout)},
+        {DNNL_ARG_MEAN, detail::as_memory(stats.mean, e->stat_md)},
+        {DNNL_ARG_VARIANCE, detail::as_memory(stats.variance, e->stat_md)}};
     if (weight.defined()) {
       args[DNNL_ARG_SCALE] = detail::as_memory(weight, e->stat_md);
       args[DNNL_ARG_DIFF_SCALE] = detail::as_memory(out.weight, e->stat_md);
@@ -110,6 +114,46 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const 
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl("batch_norm backward", err);
   }
+  return out;
+}
+
+std::tuple<Tensor, Tensor, Tensor> batch_norm_forward_cpu(const Tensor& x, const Tensor& weight,
+                                                          const Tensor& bias, double epsilon) {
+  BatchNormStats stats;
+  Tensor y = batch_norm_forward_into(x, weight, bias, epsilon, stats);
+  return {y, stats.mean, stats.variance};
+}
+
+std::tuple<Tensor, Tensor, Tensor> batch_norm_backward_cpu(const Tensor& grad_y, const Tensor& x,
+                                                           const Tensor& weight, const Tensor& bias,
+                                                           double epsilon, const Tensor& mean,
+                                                           const Tensor& variance) {
+  BatchNormGrads g = batch_norm_backward_grads(grad_y, x, weight, bias, epsilon, {mean, variance});
+  return {g.x, g.weight, g.bias};
+}
+
+}  // namespace
+
+constinit KernelSlot<BatchNormForwardFn> batch_norm_forward_kernel("batch_norm_forward",
+                                                                   &batch_norm_forward_cpu);
+constinit KernelSlot<BatchNormBackwardFn> batch_norm_backward_kernel("batch_norm_backward",
+                                                                     &batch_norm_backward_cpu);
+
+Tensor batch_norm_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, double epsilon,
+                          BatchNormStats& stats) {
+  check_same_place("batch_norm", {{"x", &x}, {"weight", &weight}, {"bias", &bias}});
+  Tensor y;
+  std::tie(y, stats.mean, stats.variance) =
+      batch_norm_forward_kernel.get(x.place().type)(x, weight, bias, epsilon);
+  return y;
+}
+
+BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const Tensor& weight,
+                                   const Tensor& bias, double epsilon, const BatchNormStats& stats) {
+  check_same_place("batch_norm backward", {{"grad_y", &grad_y}, {"x", &x}, {"weight", &weight}});
+  BatchNormGrads out;
+  std::tie(out.x, out.weight, out.bias) = batch_norm_backward_kernel.get(x.place().type)(
+      grad_y, x, weight, bias, epsilon, stats.mean, stats.variance);
   return out;
 }
 

@@ -3,6 +3,9 @@
 // oneDNN's batch_normalization primitives, cached per shape and layout. An x in a blocked
 // layout (a conv's output, dnnl_layout.h) is normalised as it is and y keeps that layout, so
 // conv -> batch_norm -> relu -> conv moves no activation between layouts.
+#include <tuple>
+
+#include "crew/tensor/kernels/dispatch.h"
 #include "crew/tensor/tensor.h"
 
 namespace crew::kernels {
@@ -26,5 +29,15 @@ struct BatchNormGrads {
 // Backpropagates through the batch statistics too (training mode).
 BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const Tensor& weight,
                                    const Tensor& bias, double epsilon, const BatchNormStats& stats);
+
+// The slots the two run, on the operands' place: (y, mean, variance) and (dx, dweight, dbias).
+using BatchNormForwardFn = std::tuple<Tensor, Tensor, Tensor>(const Tensor& x, const Tensor& weight,
+                                                              const Tensor& bias, double epsilon);
+using BatchNormBackwardFn = std::tuple<Tensor, Tensor, Tensor>(const Tensor& grad_y, const Tensor& x,
+                                                               const Tensor& weight, const Tensor& bias,
+                                                               double epsilon, const Tensor& mean,
+                                                               const Tensor& variance);
+extern KernelSlot<BatchNormForwardFn> batch_norm_forward_kernel;
+extern KernelSlot<BatchNormBackwardFn> batch_norm_backward_kernel;
 
 }  // namespace crew::kernels

@@ -248,20 +248,14 @@ Tensor conv2d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias,
   return conv2d_forward_kernel.get(x.place().type)(x, weight, bias, p, saved);
 }
 
-Tensor conv2d_backward_data(const Tensor& grad_y, const Tensor& weight, const Shape& x_shape,
-                            const Conv2dParams& p) {
-  return conv2d_backward(grad_y, Tensor(), weight, x_shape, p, {.data = true, .weights = false}).grad_x;
-}
+namespace {
 
-void conv2d_backward_weights(const Tensor& grad_y, const Tensor& x, const Conv2dParams& p,
-                             const Tensor& grad_weight, const Tensor& grad_bias) {
-  Conv2dGradOutputs out{.grad_weight = grad_weight, .grad_bias = grad_bias};
-  conv2d_backward(grad_y, x, Tensor(), x.shape(), p, {.data = false, .weights = true}, nullptr, &out);
-}
-
-Conv2dGrads conv2d_backward(const Tensor& grad_y, const Tensor& x, const Tensor& weight, const Shape& x_shape,
-                            const Conv2dParams& p, Conv2dNeeds needs, const Conv2dSaved* saved,
-                            const Conv2dGradOutputs* into) {
+std::tuple<Tensor, Tensor, Tensor> conv2d_backward_cpu(const Tensor& grad_y, const Tensor& x,
+                                                       const Tensor& weight, const Shape& x_shape,
+                                                       const Conv2dParams& p, Conv2dNeeds needs,
+                                                       const std::shared_ptr<const Conv2dSaved>& saved,
+                                                       const Tensor& into_weight, const Tensor& into_bias) {
+  const bool into = into_weight.defined();
   check_f32(grad_y, "conv2d backward", "grad_output");
   Conv2dGrads r;
   if (needs.data) check_f32(weight, "conv2d backward", "weight");
@@ -269,8 +263,8 @@ Conv2dGrads conv2d_backward(const Tensor& grad_y, const Tensor& x, const Tensor&
     check_f32(x, "conv2d backward", "input");
     CREW_CHECK(x.shape() == x_shape, "conv2d backward: input ", shape_str(x.shape()), " does not match ",
                shape_str(x_shape));
-    r.grad_weight = into ? into->grad_weight : Tensor::uninitialized(weight.shape());
-    r.grad_bias = into ? into->grad_bias : needs.bias ? Tensor::uninitialized({weight.size(0)}) : Tensor();
+    r.grad_weight = into ? into_weight : Tensor::uninitialized(weight.shape());
+    r.grad_bias = into ? into_bias : needs.bias ? Tensor::uninitialized({weight.size(0)}) : Tensor();
   }
   const Shape& w_shape = needs.weights ? r.grad_weight.shape() : weight.shape();
   const ConvGeometry g = geometry(x_shape, w_shape, p);
@@ -308,6 +302,35 @@ Conv2dGrads conv2d_backward(const Tensor& grad_y, const Tensor& x, const Tensor&
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl("conv2d backward", err);
   }
+  return {r.grad_x, r.grad_weight, r.grad_bias};
+}
+
+}  // namespace
+
+constinit KernelSlot<Conv2dBackwardFn> conv2d_backward_kernel("conv2d_backward", &conv2d_backward_cpu);
+
+Tensor conv2d_backward_data(const Tensor& grad_y, const Tensor& weight, const Shape& x_shape,
+                            const Conv2dParams& p) {
+  return conv2d_backward(grad_y, Tensor(), weight, x_shape, p, {.data = true, .weights = false}).grad_x;
+}
+
+void conv2d_backward_weights(const Tensor& grad_y, const Tensor& x, const Conv2dParams& p,
+                             const Tensor& grad_weight, const Tensor& grad_bias) {
+  Conv2dGradOutputs out{.grad_weight = grad_weight, .grad_bias = grad_bias};
+  conv2d_backward(grad_y, x, Tensor(), x.shape(), p, {.data = false, .weights = true}, nullptr, &out);
+}
+
+Conv2dGrads conv2d_backward(const Tensor& grad_y, const Tensor& x, const Tensor& weight, const Shape& x_shape,
+                            const Conv2dParams& p, Conv2dNeeds needs,
+                            const std::shared_ptr<const Conv2dSaved>& saved, const Conv2dGradOutputs* into) {
+  const Tensor none;
+  const Tensor& into_weight = into ? into->grad_weight : none;
+  const Tensor& into_bias = into ? into->grad_bias : none;
+  check_same_place("conv2d backward",
+                   {{"grad_y", &grad_y}, {"x", &x}, {"weight", &weight}, {"grad_weight", &into_weight}});
+  Conv2dGrads r;
+  std::tie(r.grad_x, r.grad_weight, r.grad_bias) = conv2d_backward_kernel.get(grad_y.place().type)(
+      grad_y, x, weight, x_shape, p, needs, saved, into_weight, into_bias);
   return r;
 }
 

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <tuple>
 
 #include "crew/tensor/kernels/dispatch.h"
 #include "crew/tensor/tensor.h"
@@ -27,8 +28,8 @@ struct Conv2dSaved;
 // place; runs that place's entry of conv2d_forward_kernel.
 Tensor conv2d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p,
                       std::shared_ptr<const Conv2dSaved>* saved = nullptr);
-using Conv2dForwardFn = Tensor(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p,
-                               std::shared_ptr<const Conv2dSaved>* saved);
+using Conv2dForwardFn = Tensor(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                               const Conv2dParams& p, std::shared_ptr<const Conv2dSaved>* saved);
 extern KernelSlot<Conv2dForwardFn> conv2d_forward_kernel;
 
 // Which gradients conv2d_backward computes.
@@ -49,8 +50,18 @@ struct Conv2dGradOutputs {
 // change of grad_y when their kernels want the same layout, and `saved` (from conv2d_forward)
 // spares the weight pass the input's. `into` supplies the weight pass's outputs.
 Conv2dGrads conv2d_backward(const Tensor& grad_y, const Tensor& x, const Tensor& weight, const Shape& x_shape,
-                            const Conv2dParams& p, Conv2dNeeds needs = {}, const Conv2dSaved* saved = nullptr,
+                            const Conv2dParams& p, Conv2dNeeds needs = {},
+                            const std::shared_ptr<const Conv2dSaved>& saved = nullptr,
                             const Conv2dGradOutputs* into = nullptr);
+// The slot conv2d_backward runs, on the operands' place: (grad_x, grad_weight, grad_bias);
+// into_weight / into_bias are the weight pass's outputs when into_weight is defined.
+using Conv2dBackwardFn = std::tuple<Tensor, Tensor, Tensor>(const Tensor& grad_y, const Tensor& x,
+                                                            const Tensor& weight, const Shape& x_shape,
+                                                            const Conv2dParams& p, Conv2dNeeds needs,
+                                                            const std::shared_ptr<const Conv2dSaved>& saved,
+                                                            const Tensor& into_weight,
+                                                            const Tensor& into_bias);
+extern KernelSlot<Conv2dBackwardFn> conv2d_backward_kernel;
 
 // The two passes alone. d loss / d x:
 Tensor conv2d_backward_data(const Tensor& grad_y, const Tensor& weight, const Shape& x_shape,

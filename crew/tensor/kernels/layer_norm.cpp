@@ -4,6 +4,7 @@
 
 #include "crew/core/check.h"
 #include "crew/tensor/kernels/dnnl_context.h"
+#include "crew/tensor/kernels/math/layer_norm_row.h"
 
 namespace crew::kernels {
 namespace {
@@ -42,51 +43,28 @@ std::shared_ptr<LnEntry> ln_entry(int64_t rows, int64_t cols, bool scale, bool s
   });
 }
 
+using Row = math::LayerNormRow<double>;
+
 void forward_rows(const double* x, double* y, const double* w, const double* b, int64_t rows, int64_t cols,
                   double eps, double* mean, double* var) {
   for (int64_t r = 0; r < rows; ++r) {
-    const double* xr = x + r * cols;
-    double m = 0, v = 0;
-    for (int64_t c = 0; c < cols; ++c) m += xr[c];
-    m /= static_cast<double>(cols);
-    for (int64_t c = 0; c < cols; ++c) v += (xr[c] - m) * (xr[c] - m);
-    v /= static_cast<double>(cols);
-    const double rstd = 1 / std::sqrt(v + eps);
-    for (int64_t c = 0; c < cols; ++c) {
-      y[r * cols + c] = (xr[c] - m) * rstd * (w ? w[c] : 1.0) + (b ? b[c] : 0.0);
-    }
-    mean[r] = m, var[r] = v;
+    Row::stats(x + r * cols, cols, mean[r], var[r]);
+    Row::normalize(x + r * cols, cols, mean[r], Row::rstd(var[r], eps), w, b, y + r * cols);
   }
 }
 
-// dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), dxhat = g * w.
 void backward_rows(const double* g, const double* x, const double* w, int64_t rows, int64_t cols, double eps,
                    const double* mean, const double* var, double* dx, double* dw, double* db) {
   for (int64_t r = 0; r < rows; ++r) {
-    const double rstd = 1 / std::sqrt(var[r] + eps);
-    const double* gr = g + r * cols;
-    const double* xr = x + r * cols;
-    double s1 = 0, s2 = 0;
-    for (int64_t c = 0; c < cols; ++c) {
-      const double xhat = (xr[c] - mean[r]) * rstd, dxhat = gr[c] * (w ? w[c] : 1.0);
-      s1 += dxhat, s2 += dxhat * xhat;
-      if (dw) dw[c] += gr[c] * xhat;
-      if (db) db[c] += gr[c];
-    }
-    s1 /= static_cast<double>(cols), s2 /= static_cast<double>(cols);
-    for (int64_t c = 0; c < cols; ++c) {
-      const double xhat = (xr[c] - mean[r]) * rstd;
-      dx[r * cols + c] = rstd * (gr[c] * (w ? w[c] : 1.0) - s1 - xhat * s2);
-    }
+    Row::backward(g + r * cols, x + r * cols, cols, mean[r], Row::rstd(var[r], eps), w, dx + r * cols, dw,
+                  db);
   }
 }
 
 const double* data_or_null(const Tensor& t) { return t.defined() ? t.data<double>() : nullptr; }
 
-}  // namespace
-
-Tensor layer_norm_forward(const Tensor& x, int64_t rows, int64_t cols, const Tensor& weight,
-                          const Tensor& bias, double epsilon, LayerNormStats& stats) {
+Tensor layer_norm_forward_into(const Tensor& x, int64_t rows, int64_t cols, const Tensor& weight,
+                               const Tensor& bias, double epsilon, LayerNormStats& stats) {
   Tensor y = Tensor::uninitialized(x.shape(), x.dtype());
   stats.mean = Tensor::uninitialized({rows}, x.dtype());
   stats.variance = Tensor::uninitialized({rows}, x.dtype());
@@ -112,9 +90,9 @@ Tensor layer_norm_forward(const Tensor& x, int64_t rows, int64_t cols, const Ten
   return y;
 }
 
-LayerNormGrads layer_norm_backward(const Tensor& grad_y, const Tensor& x, int64_t rows, int64_t cols,
-                                   const Tensor& weight, const Tensor& bias, double epsilon,
-                                   const LayerNormStats& stats) {
+LayerNormGrads layer_norm_backward_grads(const Tensor& grad_y, const Tensor& x, int64_t rows, int64_t cols,
+                                         const Tensor& weight, const Tensor& bias, double epsilon,
+                                         const LayerNormStats& stats) {
   LayerNormGrads out;
   out.x = Tensor::uninitialized(x.shape(), x.dtype());
   if (weight.defined()) out.weight = Tensor::zeros({cols}, x.dtype());
@@ -148,6 +126,50 @@ LayerNormGrads layer_norm_backward(const Tensor& grad_y, const Tensor& x, int64_
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl("layer_norm backward", err);
   }
+  return out;
+}
+
+std::tuple<Tensor, Tensor, Tensor> layer_norm_forward_cpu(const Tensor& x, int64_t rows, int64_t cols,
+                                                          const Tensor& weight, const Tensor& bias,
+                                                          double epsilon) {
+  LayerNormStats stats;
+  Tensor y = layer_norm_forward_into(x, rows, cols, weight, bias, epsilon, stats);
+  return {y, stats.mean, stats.variance};
+}
+
+std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(const Tensor& grad_y, const Tensor& x,
+                                                           int64_t rows, int64_t cols, const Tensor& weight,
+                                                           const Tensor& bias, double epsilon,
+                                                           const Tensor& mean, const Tensor& variance) {
+  LayerNormGrads g =
+      layer_norm_backward_grads(grad_y, x, rows, cols, weight, bias, epsilon, {mean, variance});
+  return {g.x, g.weight, g.bias};
+}
+
+}  // namespace
+
+constinit KernelSlot<LayerNormForwardFn> layer_norm_forward_kernel("layer_norm_forward",
+                                                                   &layer_norm_forward_cpu);
+constinit KernelSlot<LayerNormBackwardFn> layer_norm_backward_kernel("layer_norm_backward",
+                                                                     &layer_norm_backward_cpu);
+
+Tensor layer_norm_forward(const Tensor& x, int64_t rows, int64_t cols, const Tensor& weight,
+                          const Tensor& bias, double epsilon, LayerNormStats& stats) {
+  check_same_place("layer_norm", {{"x", &x}, {"weight", &weight}, {"bias", &bias}});
+  Tensor y;
+  std::tie(y, stats.mean, stats.variance) =
+      layer_norm_forward_kernel.get(x.place().type)(x, rows, cols, weight, bias, epsilon);
+  return y;
+}
+
+LayerNormGrads layer_norm_backward(const Tensor& grad_y, const Tensor& x, int64_t rows, int64_t cols,
+                                   const Tensor& weight, const Tensor& bias, double epsilon,
+                                   const LayerNormStats& stats) {
+  check_same_place("layer_norm backward",
+                   {{"grad_y", &grad_y}, {"x", &x}, {"weight", &weight}, {"mean", &stats.mean}});
+  LayerNormGrads out;
+  std::tie(out.x, out.weight, out.bias) = layer_norm_backward_kernel.get(x.place().type)(
+      grad_y, x, rows, cols, weight, bias, epsilon, stats.mean, stats.variance);
   return out;
 }
 

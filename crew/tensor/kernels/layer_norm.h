@@ -2,7 +2,9 @@
 // Layer normalisation over the last axis of x viewed as [rows, cols]: float32 on oneDNN's
 // layer_normalization primitives (cached per shape), float64 on plain loops (gradient checks).
 #include <cstdint>
+#include <tuple>
 
+#include "crew/tensor/kernels/dispatch.h"
 #include "crew/tensor/tensor.h"
 
 namespace crew::kernels {
@@ -23,5 +25,17 @@ struct LayerNormGrads {
 LayerNormGrads layer_norm_backward(const Tensor& grad_y, const Tensor& x, int64_t rows, int64_t cols,
                                    const Tensor& weight, const Tensor& bias, double epsilon,
                                    const LayerNormStats& stats);
+
+// The slots the two run, on the operands' place: (y, mean, variance) and (dx, dweight, dbias).
+using LayerNormForwardFn = std::tuple<Tensor, Tensor, Tensor>(const Tensor& x, int64_t rows, int64_t cols,
+                                                              const Tensor& weight, const Tensor& bias,
+                                                              double epsilon);
+using LayerNormBackwardFn = std::tuple<Tensor, Tensor, Tensor>(const Tensor& grad_y, const Tensor& x,
+                                                               int64_t rows, int64_t cols,
+                                                               const Tensor& weight, const Tensor& bias,
+                                                               double epsilon, const Tensor& mean,
+                                                               const Tensor& variance);
+extern KernelSlot<LayerNormForwardFn> layer_norm_forward_kernel;
+extern KernelSlot<LayerNormBackwardFn> layer_norm_backward_kernel;
 
 }  // namespace crew::kernels

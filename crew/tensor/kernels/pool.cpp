@@ -122,8 +122,10 @@ Shape pool2d_output_shape(const Shape& x, const Pool2dParams& p) {
   return y;
 }
 
-PoolForwardResult pool2d_forward(PoolKind kind, const Tensor& x, const Pool2dParams& p, bool with_workspace,
-                                 PoolImpl impl) {
+namespace {
+
+std::tuple<Tensor, Tensor, std::shared_ptr<const OpaqueLayout>> pool2d_forward_cpu(
+    PoolKind kind, const Tensor& x, const Pool2dParams& p, bool with_workspace, PoolImpl impl) {
   CREW_CHECK(x.dtype() == DType::FLOAT32, "pool2d: input must be float32, got ", dtype_name(x.dtype()));
   PoolForwardResult r;
   const Shape y_shape = pool2d_output_shape(x.shape(), p);
@@ -134,7 +136,7 @@ PoolForwardResult pool2d_forward(PoolKind kind, const Tensor& x, const Pool2dPar
     // The argmax is needed to pick the max at all, so it is kept whether or not asked for.
     if (kind == PoolKind::MAX) r.workspace = Tensor::uninitialized(r.y.shape(), DType::INT32);
     detail::pool2d_direct_forward(kind, x, p, r.y, r.workspace);
-    return r;
+    return {r.y, r.workspace, r.x_layout};
   }
   const PoolGeometry g = geometry(kind, x.shape(), p);
   try {
@@ -152,14 +154,15 @@ PoolForwardResult pool2d_forward(PoolKind kind, const Tensor& x, const Pool2dPar
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl("pool2d forward", err);
   }
-  return r;
+  return {r.y, r.workspace, r.x_layout};
 }
 
-Tensor pool2d_backward(PoolKind kind, const Tensor& grad_y, const Shape& x_shape, const Tensor& workspace,
-                       const Pool2dParams& p, PoolImpl impl, const OpaqueLayout* x_layout) {
+Tensor pool2d_backward_cpu(PoolKind kind, const Tensor& grad_y, const Shape& x_shape, const Tensor& workspace,
+                           const Pool2dParams& p, PoolImpl impl,
+                           const std::shared_ptr<const OpaqueLayout>& x_layout) {
   CREW_CHECK(grad_y.dtype() == DType::FLOAT32 && grad_y.shape() == pool2d_output_shape(x_shape, p),
              "pool2d backward: grad_output ", shape_str(grad_y.shape()), " does not match the output");
-  const auto* layout = dynamic_cast<const detail::DnnlLayout*>(x_layout);
+  const auto* layout = dynamic_cast<const detail::DnnlLayout*>(x_layout.get());
   if (kind == PoolKind::MAX) {
     CREW_CHECK(workspace.defined(), "pool2d backward: max pooling needs the forward workspace");
     impl = workspace.dtype() == DType::INT32 ? PoolImpl::DIRECT : PoolImpl::ONEDNN;
@@ -192,6 +195,26 @@ Tensor pool2d_backward(PoolKind kind, const Tensor& grad_y, const Shape& x_shape
     detail::rethrow_dnnl("pool2d backward", err);
   }
   return grad_x;
+}
+
+}  // namespace
+
+constinit KernelSlot<Pool2dForwardFn> pool2d_forward_kernel("pool2d_forward", &pool2d_forward_cpu);
+constinit KernelSlot<Pool2dBackwardFn> pool2d_backward_kernel("pool2d_backward", &pool2d_backward_cpu);
+
+PoolForwardResult pool2d_forward(PoolKind kind, const Tensor& x, const Pool2dParams& p, bool with_workspace,
+                                 PoolImpl impl) {
+  PoolForwardResult r;
+  std::tie(r.y, r.workspace, r.x_layout) =
+      pool2d_forward_kernel.get(x.place().type)(kind, x, p, with_workspace, impl);
+  return r;
+}
+
+Tensor pool2d_backward(PoolKind kind, const Tensor& grad_y, const Shape& x_shape, const Tensor& workspace,
+                       const Pool2dParams& p, PoolImpl impl,
+                       const std::shared_ptr<const OpaqueLayout>& x_layout) {
+  check_same_place("pool2d backward", {{"grad_y", &grad_y}, {"workspace", &workspace}});
+  return pool2d_backward_kernel.get(grad_y.place().type)(kind, grad_y, x_shape, workspace, p, impl, x_layout);
 }
 
 }  // namespace crew::kernels

@@ -3,7 +3,10 @@
 // Average pooling excludes padding from the divisor (Paddle's exclusive=True default).
 #include <array>
 #include <cstdint>
+#include <memory>
+#include <tuple>
 
+#include "crew/tensor/kernels/dispatch.h"
 #include "crew/tensor/tensor.h"
 
 namespace crew::kernels {
@@ -43,6 +46,15 @@ PoolForwardResult pool2d_forward(PoolKind kind, const Tensor& x, const Pool2dPar
 // implementation that produced it), and its x_layout.
 Tensor pool2d_backward(PoolKind kind, const Tensor& grad_y, const Shape& x_shape, const Tensor& workspace,
                        const Pool2dParams& p, PoolImpl impl = default_pool_impl(),
-                       const OpaqueLayout* x_layout = nullptr);
+                       const std::shared_ptr<const OpaqueLayout>& x_layout = nullptr);
+
+// The slots the two run, on the operands' place; the forward's result as (y, workspace, x_layout).
+using Pool2dForwardFn = std::tuple<Tensor, Tensor, std::shared_ptr<const OpaqueLayout>>(
+    PoolKind kind, const Tensor& x, const Pool2dParams& p, bool with_workspace, PoolImpl impl);
+using Pool2dBackwardFn = Tensor(PoolKind kind, const Tensor& grad_y, const Shape& x_shape,
+                                const Tensor& workspace, const Pool2dParams& p, PoolImpl impl,
+                                const std::shared_ptr<const OpaqueLayout>& x_layout);
+extern KernelSlot<Pool2dForwardFn> pool2d_forward_kernel;
+extern KernelSlot<Pool2dBackwardFn> pool2d_backward_kernel;
 
 }  // namespace crew::kernels

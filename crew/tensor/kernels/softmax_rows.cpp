@@ -47,9 +47,7 @@ void softmax_backward_f64(const double* y, const double* g, double* gx, int64_t 
   }
 }
 
-}  // namespace
-
-void softmax_rows_(const Tensor& x) {
+void softmax_rows_cpu(const Tensor& x) {
   check_floating(x, "softmax_rows");
   CREW_CHECK(x.dim() >= 1, "softmax_rows: tensor of shape ", shape_str(x.shape()), " has no axis");
   const int64_t cols = x.size(-1), rows = cols == 0 ? 0 : x.numel() / cols;
@@ -64,7 +62,7 @@ void softmax_rows_(const Tensor& x) {
   }
 }
 
-Tensor softmax_rows_backward(const Tensor& y, const Tensor& grad_y) {
+Tensor softmax_rows_backward_cpu(const Tensor& y, const Tensor& grad_y) {
   CREW_CHECK(y.shape() == grad_y.shape() && y.dtype() == grad_y.dtype(), "softmax_rows backward: grad ",
              shape_str(grad_y.shape()), " does not match output ", shape_str(y.shape()));
   Tensor gx = Tensor::uninitialized(y.shape(), y.dtype());
@@ -83,6 +81,19 @@ Tensor softmax_rows_backward(const Tensor& y, const Tensor& grad_y) {
     detail::rethrow_dnnl("softmax backward", err);
   }
   return gx;
+}
+
+}  // namespace
+
+constinit KernelSlot<SoftmaxRowsFn> softmax_rows_kernel("softmax_rows", &softmax_rows_cpu);
+constinit KernelSlot<SoftmaxRowsBackwardFn> softmax_rows_backward_kernel("softmax_rows_backward",
+                                                                         &softmax_rows_backward_cpu);
+
+void softmax_rows_(const Tensor& x) { softmax_rows_kernel.get(x.place().type)(x); }
+
+Tensor softmax_rows_backward(const Tensor& y, const Tensor& grad_y) {
+  check_same_place("softmax_rows backward", {{"y", &y}, {"grad_y", &grad_y}});
+  return softmax_rows_backward_kernel.get(y.place().type)(y, grad_y);
 }
 
 }  // namespace crew::kernels
