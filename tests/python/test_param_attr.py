@@ -55,6 +55,7 @@ def test_weight_attr_initializes_every_layer():
     layers = [nn.Linear(3, 4, weight_attr=c(0.5), bias_attr=c(0.25)),
               nn.Conv2D(2, 4, 3, weight_attr=c(0.5), bias_attr=c(0.25)),
               nn.BatchNorm2D(4, weight_attr=c(0.5), bias_attr=c(0.25)),
+              nn.SyncBatchNorm(4, weight_attr=c(0.5), bias_attr=c(0.25)),
               nn.LayerNorm(4, weight_attr=c(0.5), bias_attr=c(0.25)),
               nn.GroupNorm(2, 4, weight_attr=c(0.5), bias_attr=c(0.25))]
     for layer in layers:

@@ -30,8 +30,8 @@ def Momentum(*args, **kwargs):
     weight_decay=None, grad_clip=None, name=None)"""
     for k in ("name", "multi_precision", "rescale_grad"):
         kwargs.pop(k, None)
-    return _build(_o.Momentum, "Momentum", args, kwargs, ("learning_rate", "momentum", "parameters", "use_nesterov", "weight_decay",
-                   "grad_clip"))
+    return _build(_o.Momentum, "Momentum", args, kwargs,
+                  ("learning_rate", "momentum", "parameters", "use_nesterov", "weight_decay", "grad_clip"))
 
 
 def Adam(*args, **kwargs):
