@@ -183,3 +183,60 @@ def test_dropout_variants():
     assert set(np.unique(down(x).numpy())) <= {0.0, 1.0}
     down.eval()
     np.testing.assert_allclose(down(x).numpy(), 0.75)
+
+
+# ---- convolutions composed from slices and matmuls ----
+
+def np_conv1d(x, w, b, stride, pad, dil, groups):
+    n, c, length = x.shape
+    o, cg, k = w.shape
+    xp = np.pad(x, [(0, 0), (0, 0), (pad, pad)])
+    out_len = (length + 2 * pad - dil * (k - 1) - 1) // stride + 1
+    y = np.zeros((n, o, out_len))
+    og = o // groups
+    for oc in range(o):
+        g = oc // og
+        for i in range(out_len):
+            win = xp[:, g * cg:(g + 1) * cg, i * stride:i * stride + dil * (k - 1) + 1:dil]
+            y[:, oc, i] = np.sum(win * w[oc], axis=(1, 2)) + b[oc]
+    return y
+
+
+def np_conv2d_transpose(x, w, b, s, p, op, d):
+    n, c, h, wd = x.shape
+    _, o, kh, kw = w.shape
+    full = ((h - 1) * s + d * (kh - 1) + 1 + op, (wd - 1) * s + d * (kw - 1) + 1 + op)
+    y = np.zeros((n, o) + full)
+    for i in range(h):
+        for j in range(wd):
+            for a in range(kh):
+                for bb in range(kw):
+                    y[:, :, i * s + a * d, j * s + bb * d] += x[:, :, i, j] @ w[:, :, a, bb]
+    return y[:, :, p:full[0] - p, p:full[1] - p] + b.reshape(1, o, 1, 1)
+
+
+@pytest.mark.parametrize("stride,pad,dil,groups", [(1, 0, 1, 1), (2, 1, 1, 2), (3, 2, 2, 1)])
+def test_conv1d_matches_numpy_and_gradchecks(stride, pad, dil, groups):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 4, 11))
+    conv = nn.Conv1D(4, 6, 3, stride=stride, padding=pad, dilation=dil, groups=groups)
+    assert conv.weight.shape == [6, 4 // groups, 3] and sorted(conv.state_dict()) == ["bias", "weight"]
+    np.copyto(conv.bias.numpy(), rng.standard_normal(6).astype(np.float32))
+    w, b = conv.weight.numpy().astype(np.float64), conv.bias.numpy().astype(np.float64)
+    got = conv(paddle.to_tensor(x.astype(np.float32))).numpy()
+    np.testing.assert_allclose(got, np_conv1d(x, w, b, stride, pad, dil, groups), rtol=1e-4, atol=1e-5)
+    gradcheck(lambda v: F.conv1d(v, t(w, False), t(b, False), stride, pad, dil, groups), x.copy())
+    gradcheck(lambda v: F.conv1d(t(x, False), v, None, stride, pad, dil, groups), w.copy())
+
+
+@pytest.mark.parametrize("stride,pad,out_pad,dil", [(1, 0, 0, 1), (2, 1, 1, 1), (2, 0, 0, 2)])
+def test_conv2d_transpose_matches_numpy_and_gradchecks(stride, pad, out_pad, dil):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 4, 5))
+    conv = nn.Conv2DTranspose(3, 2, 3, stride=stride, padding=pad, output_padding=out_pad, dilation=dil)
+    assert conv.weight.shape == [3, 2, 3, 3]
+    w, b = conv.weight.numpy().astype(np.float64), conv.bias.numpy().astype(np.float64)
+    got = conv(paddle.to_tensor(x.astype(np.float32))).numpy()
+    np.testing.assert_allclose(got, np_conv2d_transpose(x, w, b, stride, pad, out_pad, dil), rtol=1e-4, atol=1e-5)
+    gradcheck(lambda v: F.conv2d_transpose(v, t(w, False), None, stride, pad, out_pad, dil), x.copy())
+    gradcheck(lambda v: F.conv2d_transpose(t(x, False), v, t(b, False), stride, pad, out_pad, dil), w.copy())

@@ -8,3 +8,4 @@ from .loss_functional import (binary_cross_entropy, binary_cross_entropy_with_lo
 from .composed_functional import (adaptive_max_pool2d, avg_pool1d, dropout2d, group_norm,  # noqa: F401,E402
                                   hardswish, instance_norm, interpolate, leaky_relu, max_pool1d, pad,
                                   prelu, relu6, silu, softplus, swish, upsample)
+from .conv_composed import conv1d, conv2d_transpose  # noqa: F401,E402
