@@ -3,10 +3,6 @@ activations (ReLU6, LeakyReLU, Hardswish, Silu, Softplus, PReLU), Identity, Drop
 GroupNorm, InstanceNorm2D, Pad2D, Upsample, AdaptiveMaxPool2D, AvgPool1D/MaxPool1D.
 The functional forms are in composed_functional.py (crew.nn.functional re-exports them).
 """
-import numpy as np
-
-from .. import _C
-from ..param_attr import apply_attr
 from . import composed_functional as F
 from .initializer import Constant
 from .layer import Layer

@@ -9,8 +9,6 @@ term is subtracted first. A learning-rate multiplier m scales the whole update o
 parameter (p_new = p_old + m * (p_C++ - p_old)), which is exact for these optimizers because
 their update is linear in the learning rate.
 """
-import numpy as np
-
 from .. import _C
 from ..regularizer import L1Decay, L2Decay, WeightDecayRegularizer
 
