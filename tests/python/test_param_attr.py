@@ -72,6 +72,11 @@ def test_bias_attr_false_means_no_bias():
     assert [n for n, _ in nn.Conv2D(3, 4, 3, bias_attr=False).named_parameters()] == ["weight"]
     assert [n for n, _ in nn.GroupNorm(1, 4, bias_attr=False).named_parameters()] == ["weight"]
     assert sorted(nn.InstanceNorm2D(4).state_dict()) == ["bias", "scale"]  # Paddle's names
+    ln = nn.LayerNorm(4, weight_attr=False, bias_attr=False)
+    assert ln.state_dict() == {} and ln.weight is None and ln.bias is None
+    x = np.random.randn(3, 4).astype(np.float32)
+    want = (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(ln(paddle.to_tensor(x)).numpy(), want, rtol=1e-4, atol=1e-5)
     bn = nn.BatchNorm2D(4, weight_attr=False)
     assert bn.weight.stop_gradient and np.all(bn.weight.numpy() == 1.0)
 

@@ -183,13 +183,16 @@ class Sequential(Layer):
 
 class LayerNorm(CppLayer):
     """Normalises over the last axis (normalized_shape: an int or a 1-element list); weight
-    (ones) and bias (zeros) of shape [normalized_shape]."""
+    (ones) and bias (zeros) of shape [normalized_shape]. weight_attr/bias_attr=False: no such
+    parameter (Paddle's rule; the C++ layer keeps it at 1 / 0, untrained and unlisted)."""
 
     def __init__(self, normalized_shape, epsilon=1e-05, weight_attr=None, bias_attr=None, name=None):
-        if weight_attr is False or bias_attr is False:
-            raise ValueError("LayerNorm: weight_attr=False / bias_attr=False are not supported")
         super().__init__(_n.LayerNorm(normalized_shape, epsilon))
         _attrs(self, weight_attr, bias_attr)
+        for key, attr in (("weight", weight_attr), ("bias", bias_attr)):
+            if attr is False:
+                self._parameters.pop(key).stop_gradient = True
+                self.__dict__[key] = None
 
 
 class Embedding(CppLayer):
