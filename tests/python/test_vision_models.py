@@ -45,8 +45,8 @@ def test_state_dict_keys_follow_paddles_modules():
     v = M.vgg16(batch_norm=True, num_classes=10).state_dict()
     assert "features.1._mean" in v and "classifier.6.weight" in v and "features.41.bias" in v
     m1 = M.mobilenet_v1(num_classes=10).state_dict()
-    assert "conv2_1._depthwise_conv._conv.weight" in m1 and "conv5_5._pointwise_conv._norm_layer._mean" in m1
-    assert m1["conv2_1._depthwise_conv._conv.weight"].shape == [32, 1, 3, 3]  # depthwise
+    assert "conv1.0.weight" in m1 and "conv5_5._pointwise_conv.1._mean" in m1
+    assert m1["conv2_1._depthwise_conv.0.weight"].shape == [32, 1, 3, 3]  # depthwise
     m2 = M.mobilenet_v2(num_classes=10).state_dict()
     assert "features.1.conv.0.0.weight" in m2 and "features.18.1._variance" in m2 and "classifier.1.weight" in m2
     sq = M.squeezenet1_0(num_classes=10).state_dict()

@@ -33,12 +33,12 @@ from .resnet import (BasicBlock, BottleneckBlock, ResNet, resnet18, resnet34, re
                      resnet152, wide_resnet50_2, wide_resnet101_2)
 from .vgg import VGG, vgg11, vgg13, vgg16, vgg19  # noqa: E402
 from .alexnet import AlexNet, alexnet  # noqa: E402
-from .mobilenetv1 import MobileNetV1, mobilenet_v1  # noqa: E402
+from .mobilenetv1 import ConvNormActivation, MobileNetV1, mobilenet_v1  # noqa: E402
 from .mobilenetv2 import MobileNetV2, mobilenet_v2  # noqa: E402
 from .squeezenet import SqueezeNet, squeezenet1_0, squeezenet1_1  # noqa: E402
 
 
 __all__ = ["LeNet", "MyNet", "BasicBlock", "BottleneckBlock", "ResNet", "resnet18", "resnet34", "resnet50",
            "resnet101", "resnet152", "wide_resnet50_2", "wide_resnet101_2", "VGG", "vgg11", "vgg13", "vgg16",
-           "vgg19", "AlexNet", "alexnet", "MobileNetV1", "mobilenet_v1", "MobileNetV2", "mobilenet_v2",
-           "SqueezeNet", "squeezenet1_0", "squeezenet1_1"]
+           "vgg19", "AlexNet", "alexnet", "MobileNetV1", "mobilenet_v1", "ConvNormActivation", "MobileNetV2",
+           "mobilenet_v2", "SqueezeNet", "squeezenet1_0", "squeezenet1_1"]

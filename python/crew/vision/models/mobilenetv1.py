@@ -1,28 +1,35 @@
-"""Paddle's MobileNetV1 (mobilenetv1.py layout: conv1, conv2_1 .. conv6 DepthwiseSeparable
-blocks of _depthwise_conv/_pointwise_conv ConvBNLayers (_conv, _norm_layer), fc); the
-depthwise convolutions are crew's grouped Conv2D (groups = channels)."""
+"""Paddle's MobileNetV1 (mobilenetv1.py layout since Paddle 2.3: conv1, conv2_1 .. conv6
+DepthwiseSeparable blocks of _depthwise_conv/_pointwise_conv ConvNormActivation blocks
+(.0 conv, .1 batch norm, .2 ReLU), fc); the depthwise convolutions are crew's grouped Conv2D."""
 from ... import nn
 
 
-class ConvBNLayer(nn.Layer):
-    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, num_groups=1):
-        super().__init__()
-        self._conv = nn.Conv2D(in_channels, out_channels, kernel_size, stride=stride, padding=padding,
-                               groups=num_groups, bias_attr=False)
-        self._norm_layer = nn.BatchNorm2D(out_channels)
-        self._act = nn.ReLU()
+class ConvNormActivation(nn.Sequential):
+    """Paddle's paddle.vision.ops.ConvNormActivation: Conv2D (no bias when normalised),
+    norm_layer, activation_layer; padding defaults to (kernel_size - 1) // 2 * dilation."""
 
-    def forward(self, x):
-        return self._act(self._norm_layer(self._conv(x)))
+    def __init__(self, in_channels, out_channels, kernel_size=3, stride=1, padding=None, groups=1,
+                 norm_layer=nn.BatchNorm2D, activation_layer=nn.ReLU, dilation=1, bias=None):
+        if padding is None:
+            padding = (kernel_size - 1) // 2 * dilation
+        if bias is None:
+            bias = norm_layer is None
+        layers = [nn.Conv2D(in_channels, out_channels, kernel_size, stride, padding, dilation=dilation,
+                            groups=groups, bias_attr=None if bias else False)]
+        if norm_layer is not None:
+            layers.append(norm_layer(out_channels))
+        if activation_layer is not None:
+            layers.append(activation_layer())
+        super().__init__(*layers)
 
 
 class DepthwiseSeparable(nn.Layer):
     def __init__(self, in_channels, out_channels1, out_channels2, num_groups, stride, scale):
         super().__init__()
-        self._depthwise_conv = ConvBNLayer(in_channels, int(out_channels1 * scale), kernel_size=3,
-                                           stride=stride, padding=1, num_groups=int(num_groups * scale))
-        self._pointwise_conv = ConvBNLayer(int(out_channels1 * scale), int(out_channels2 * scale),
-                                           kernel_size=1, stride=1, padding=0)
+        self._depthwise_conv = ConvNormActivation(in_channels, int(out_channels1 * scale), kernel_size=3,
+                                                  stride=stride, padding=1, groups=int(num_groups * scale))
+        self._pointwise_conv = ConvNormActivation(int(out_channels1 * scale), int(out_channels2 * scale),
+                                                  kernel_size=1, stride=1, padding=0)
 
     def forward(self, x):
         return self._pointwise_conv(self._depthwise_conv(x))
@@ -41,7 +48,7 @@ class MobileNetV1(nn.Layer):
         super().__init__()
         self.scale, self.num_classes, self.with_pool = scale, num_classes, with_pool
         self.dwsl = []
-        self.conv1 = ConvBNLayer(3, int(32 * scale), kernel_size=3, stride=2, padding=1)
+        self.conv1 = ConvNormActivation(3, int(32 * scale), kernel_size=3, stride=2, padding=1)
         for name, cin, c1, c2, groups, stride in _BLOCKS:
             block = DepthwiseSeparable(int(cin * scale), c1, c2, groups, stride, scale)
             self.dwsl.append(self.add_sublayer(name, block))
