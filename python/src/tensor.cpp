@@ -48,7 +48,9 @@ void bind_tensor(py::module_& m) {
       .def("__repr__", [](DType d) { return std::string("crew.") + dtype_name(d); })
       .def("__str__", [](DType d) { return std::string("crew.") + dtype_name(d); });
 
-  py::class_<Tensor>(m, "Tensor")
+  // dynamic_attr: Paddle's per-parameter attributes (name, optimize_attr, regularizer,
+  // trainable) live on the wrapper that a Layer keeps (python/crew/param_attr.py).
+  py::class_<Tensor>(m, "Tensor", py::dynamic_attr())
       .def_property_readonly("shape", [](const Tensor& t) { return std::vector<int64_t>(t.shape()); })
       .def_property_readonly("dtype", &Tensor::dtype)
       .def_property_readonly("place", &Tensor::place)

@@ -79,7 +79,10 @@ def get_backend(group=None):
     return g.backend.upper() if g is not None else "GLOO"
 
 
+from . import fleet  # noqa: E402
+
 __all__ = [
+    "fleet",
     "Group", "ReduceOp", "Task", "ParallelEnv", "spawn", "MultiprocessContext", "init_parallel_env",
     "is_initialized", "get_rank", "get_world_size", "new_group", "get_group", "destroy_process_group",
     "barrier", "all_reduce", "reduce", "broadcast", "all_gather", "scatter", "alltoall", "send", "recv",

@@ -5,6 +5,12 @@ from .._C.optimizer import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from .layers import (AdaptiveAvgPool2D, AvgPool2D, BatchNorm2D, Conv2D, Dropout, Embedding, Flatten,
                      GELU, LayerNorm, Linear, MaxPool2D, ReLU, Sequential, Sigmoid, Softmax, Tanh)
 from .sync_batch_norm import SyncBatchNorm
+from . import initializer
+from .conv_composed import Conv1D, Conv2DTranspose
+from .containers import LayerDict, LayerList, ParameterList
+from .composed import (AdaptiveMaxPool2D, AvgPool1D, Dropout2D, GroupNorm, Hardswish, Identity,
+                       InstanceNorm2D, LeakyReLU, MaxPool1D, Pad2D, PReLU, ReLU6, Silu, Softplus,
+                       Upsample, UpsamplingBilinear2D, UpsamplingNearest2D)
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss,
                    SmoothL1Loss)
 
@@ -12,4 +18,8 @@ __all__ = ["Layer", "functional", "Conv2D", "Linear", "MaxPool2D", "AvgPool2D", 
            "Dropout", "Flatten", "ReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "Sequential",
            "ClipGradByGlobalNorm", "ClipGradByNorm", "ClipGradByValue", "SyncBatchNorm",
            "LayerNorm", "Embedding", "AdaptiveAvgPool2D", "CrossEntropyLoss", "MSELoss", "L1Loss",
-           "SmoothL1Loss", "BCELoss", "BCEWithLogitsLoss", "NLLLoss", "KLDivLoss"]
+           "SmoothL1Loss", "BCELoss", "BCEWithLogitsLoss", "NLLLoss", "KLDivLoss", "initializer",
+           "LayerList", "LayerDict", "ParameterList", "Identity", "ReLU6", "Silu", "Hardswish",
+           "LeakyReLU", "Softplus", "PReLU", "Dropout2D", "GroupNorm", "InstanceNorm2D", "Pad2D",
+           "Upsample", "UpsamplingNearest2D", "UpsamplingBilinear2D", "AdaptiveMaxPool2D",
+           "MaxPool1D", "AvgPool1D", "Conv1D", "Conv2DTranspose"]

@@ -5,3 +5,7 @@ from .._C.nn.functional import (adaptive_avg_pool2d, embedding, layer_norm,  # n
                                 scaled_dot_product_attention)
 from .loss_functional import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,  # noqa: F401,E402
                               kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
+from .composed_functional import (adaptive_max_pool2d, avg_pool1d, dropout2d, group_norm,  # noqa: F401,E402
+                                  hardswish, instance_norm, interpolate, leaky_relu, max_pool1d, pad,
+                                  prelu, relu6, silu, softplus, swish, upsample)
+from .conv_composed import conv1d, conv2d_transpose  # noqa: F401,E402

@@ -83,19 +83,20 @@ class Layer:
         if not persistable:
             self.__dict__.setdefault("_non_persistable", set()).add(name)
 
-    def create_parameter(self, shape, dtype=None, default_initializer=None, is_bias=False, attr=None):
-        """A new trainable tensor: zeros for a bias, else Xavier-uniform (Paddle's defaults)."""
+    def create_parameter(self, shape, attr=None, dtype=None, is_bias=False, default_initializer=None):
+        """A new trainable tensor (Paddle's argument order). Values: attr's initializer, else
+        default_initializer (an nn.initializer, or a function shape -> array), else zeros for
+        a bias and Xavier-uniform otherwise (Paddle's defaults). attr: a ParamAttr, a name,
+        an initializer, or False (returns None, Paddle's "no parameter")."""
+        from ..param_attr import ParamAttr, apply_attr
+        from .initializer import Constant, Initializer, XavierUniform
+        if attr is False:
+            return None
         shape = [int(s) for s in shape]
-        if default_initializer is not None:
-            value = np.asarray(default_initializer(shape), dtype=np.float32)
-        elif is_bias:
-            value = np.zeros(shape, dtype=np.float32)
-        else:
-            fan_in = shape[0] if len(shape) == 2 else int(np.prod(shape[1:]))
-            fan_out = shape[1] if len(shape) == 2 else shape[0] * int(np.prod(shape[2:]))
-            limit = float(np.sqrt(6.0 / (fan_in + fan_out)))
-            value = np.random.uniform(-limit, limit, shape).astype(np.float32)
-        return _C.to_tensor(value, dtype=dtype, stop_gradient=False)
+        init = default_initializer or (Constant(0.0) if is_bias else XavierUniform())
+        value = init.value(shape) if isinstance(init, Initializer) else init(shape)
+        param = _C.to_tensor(np.asarray(value, dtype=np.float32), dtype=dtype, stop_gradient=False)
+        return apply_attr(param, ParamAttr._to_attr(attr))
 
     # ---- traversal (registration order, pre-order, as Paddle) ----
     def named_parameters(self, prefix="", include_sublayers=True):

@@ -7,7 +7,7 @@ _variance (BatchNorm2D's names).
 """
 from .. import _C
 from .layer import CppLayer
-from .layers import BatchNorm2D
+from .layers import BatchNorm2D, _fixed
 
 _n = _C.nn
 
@@ -19,6 +19,7 @@ class SyncBatchNorm(CppLayer):
             raise ValueError(f"SyncBatchNorm: data_format='{data_format}': crew supports channels "
                              "first (NC, NCL, NCHW, NCDHW)")
         super().__init__(_n.SyncBatchNorm(num_features, momentum, epsilon))
+        _fixed(self, weight_attr, bias_attr)
 
     @classmethod
     def convert_sync_batchnorm(cls, layer):
