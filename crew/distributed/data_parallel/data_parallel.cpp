@@ -94,7 +94,7 @@ void DataParallel::broadcast_state() {
       std::memcpy(dst, t.raw_data(), t.nbytes());
       dst += t.nbytes();
     }
-    group_->process_group()->broadcast(flat, 0)->wait();
+    group_->process_group()->broadcast(flat, {.root = 0, .async_op = false})->wait();
     const char* src = static_cast<const char*>(flat.raw_data());
     for (auto& t : tensors) {
       if (t.dtype() != dtype) continue;
