@@ -31,7 +31,6 @@
 #include "crew/distributed/collective/object_collectives.h"
 #include "crew/distributed/debug/debug_process_group.h"
 #include "crew/distributed/parallel/parallel.h"
-#include "crew/distributed/process_group/wait_at_once.h"
 #include "tests/distributed/shm_harness.h"
 #include "tests/testing/store_ptr.h"
 #include "tools/cli_checks.h"
@@ -59,8 +58,8 @@ struct BenchOptions {
   // none: the backend's group; off: wrapped in a DebugProcessGroup (what init_parallel_env
   // gives: records, reports, watchdog); detail: also CREW_DIST_DEBUG=DETAIL's agreement check.
   std::string debug = "none";
-  // at_once: ops are issued in a WaitAtOnceScope, as dist::all_reduce & co. issue synchronous
-  // ops; wake: the worker thread is woken for each op (as async ops, DataParallel's buckets).
+  // at_once: ops are issued with async_op = false, as dist::all_reduce & co. issue synchronous
+  // ops; wake: async_op = true, the worker thread is woken for each op (DataParallel's buckets).
   std::string issue = "at_once";
   // plain: all_reduce an ordinary tensor; group: one from ProcessGroup::allocate_buffer (shm:
   // in shared memory, reduced in place, as DataParallel's buckets are).
@@ -92,7 +91,7 @@ struct Stats {
 // Per-run times -> the slowest rank's time per run (all_reduce MAX) -> min/median/max.
 Stats slowest(dist::ProcessGroup& pg, const std::vector<double>& per_run_us) {
   Tensor t = Tensor::from_vector<double>(per_run_us);
-  pg.all_reduce(t, dist::ReduceOp::MAX)->wait();
+  pg.all_reduce(t, {.op = dist::ReduceOp::MAX, .async_op = false})->wait();
   std::vector<double> v = t.to_vector<double>();
   std::sort(v.begin(), v.end());
   return Stats{v.front(), v[v.size() / 2], v.back()};
@@ -106,7 +105,7 @@ struct OpRunner {
 };
 
 OpRunner make_runner(dist::ProcessGroup& pg, const std::string& op, int64_t bytes, DType dtype,
-                     const std::string& buffer) {
+                     const std::string& buffer, bool async) {
   const int n = pg.size();
   const int64_t esize = static_cast<int64_t>(crew::dtype_size(dtype));
   const int64_t count = std::max<int64_t>(1, bytes / esize);
@@ -119,25 +118,31 @@ OpRunner make_runner(dist::ProcessGroup& pg, const std::string& op, int64_t byte
   OpRunner runner{op, count, {}};
   if (op == "all_reduce") {
     Tensor t = buffer == "group" ? pg.allocate_buffer(count, dtype) : Tensor::ones({count}, dtype);
-    runner.run = [&pg, t]() mutable { pg.all_reduce(t, dist::ReduceOp::SUM)->wait(); };
+    runner.run = [&pg, t, async]() mutable {
+      pg.all_reduce(t, {.op = dist::ReduceOp::SUM, .async_op = async})->wait();
+    };
   } else if (op == "broadcast") {
     Tensor t = Tensor::ones({count}, dtype);
-    runner.run = [&pg, t]() mutable { pg.broadcast(t, 0)->wait(); };
+    runner.run = [&pg, t, async]() mutable { pg.broadcast(t, {.root = 0, .async_op = async})->wait(); };
   } else if (op == "reduce") {
     Tensor t = Tensor::ones({count}, dtype);
-    runner.run = [&pg, t]() mutable { pg.reduce(t, 0, dist::ReduceOp::SUM)->wait(); };
+    runner.run = [&pg, t, async]() mutable {
+      pg.reduce(t, {.root = 0, .op = dist::ReduceOp::SUM, .async_op = async})->wait();
+    };
   } else if (op == "all_gather") {
     Tensor in = Tensor::ones({per_rank}, dtype);
     auto outs = list(per_rank);
-    runner.run = [&pg, in, outs]() mutable { pg.all_gather(outs, in)->wait(); };
+    runner.run = [&pg, in, outs, async]() mutable { pg.all_gather(outs, in, {.async_op = async})->wait(); };
   } else if (op == "reduce_scatter") {
     Tensor out = Tensor::ones({per_rank}, dtype);
     auto ins = list(per_rank);
-    runner.run = [&pg, out, ins]() mutable { pg.reduce_scatter(out, ins, dist::ReduceOp::SUM)->wait(); };
+    runner.run = [&pg, out, ins, async]() mutable {
+      pg.reduce_scatter(out, ins, {.op = dist::ReduceOp::SUM, .async_op = async})->wait();
+    };
   } else if (op == "alltoall") {
     auto ins = list(per_rank);
     auto outs = list(per_rank);
-    runner.run = [&pg, ins, outs]() mutable { pg.alltoall(outs, ins)->wait(); };
+    runner.run = [&pg, ins, outs, async]() mutable { pg.alltoall(outs, ins, {.async_op = async})->wait(); };
   } else {
     CREW_THROW(ValueError, "collectives_bench: unknown op '", op,
                "' (all_reduce, broadcast, reduce, all_gather, reduce_scatter, alltoall)");
@@ -179,7 +184,7 @@ void bench_all_gather_object(dist::ProcessGroup& pg, const BenchOptions& opt) {
   const int iters = std::max(1, opt.latency_iters / 4);
   std::vector<double> per_run;
   for (int r = 0; r < opt.runs; ++r) {
-    pg.barrier()->wait();
+    pg.barrier({.async_op = opt.issue == "wake"})->wait();
     const auto t0 = Clock::now();
     for (int i = 0; i < iters; ++i) dist::all_gather_object(gathered, obj, &group);
     per_run.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / iters);
@@ -209,12 +214,12 @@ void bench_backend(dist::ProcessGroup& pg, const BenchOptions& opt, int64_t min_
                   "(GB/s)");
     }
     for (int64_t bytes = min_bytes; bytes <= max_bytes; bytes *= opt.factor) {
-      OpRunner runner = make_runner(pg, op, bytes, dtype, opt.buffer);
+      OpRunner runner = make_runner(pg, op, bytes, dtype, opt.buffer, opt.issue == "wake");
       const int iters = static_cast<int>(std::clamp<int64_t>(opt.run_bytes / bytes, 3, opt.max_iters));
       for (int w = 0; w < 2; ++w) runner.run();
       std::vector<double> per_run;
       for (int r = 0; r < opt.runs; ++r) {
-        pg.barrier()->wait();
+        pg.barrier({.async_op = opt.issue == "wake"})->wait();
         const auto t0 = Clock::now();
         for (int i = 0; i < iters; ++i) runner.run();
         per_run.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / iters);
@@ -232,9 +237,9 @@ void bench_backend(dist::ProcessGroup& pg, const BenchOptions& opt, int64_t min_
   }
   std::vector<double> per_run;
   for (int r = 0; r < opt.runs; ++r) {
-    pg.barrier()->wait();
+    pg.barrier({.async_op = opt.issue == "wake"})->wait();
     const auto t0 = Clock::now();
-    for (int i = 0; i < opt.latency_iters; ++i) pg.barrier()->wait();
+    for (int i = 0; i < opt.latency_iters; ++i) pg.barrier({.async_op = opt.issue == "wake"})->wait();
     per_run.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() /
                       opt.latency_iters);
   }
@@ -259,7 +264,6 @@ void run_rank(int rank, int world, dist::Store& store_ref, const BenchOptions& o
              opt.sizes, "' or --factor ", opt.factor);
   CREW_CHECK(opt.issue == "at_once" || opt.issue == "wake", "collectives_bench: --issue '", opt.issue,
              "': expected at_once or wake");
-  dist::WaitAtOnceScope at_once(opt.issue == "at_once");
   for (const auto& backend : opt.backends) {
     auto pg = make_group(backend, store, rank, world, opt);
     bench_backend(*pg, opt, min_bytes, max_bytes);

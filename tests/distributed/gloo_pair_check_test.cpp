@@ -42,7 +42,7 @@ std::vector<std::string> create_groups(const std::shared_ptr<Store>& store, int 
       try {
         GlooProcessGroup pg(store, r, world, ProcessGroupOptions{milliseconds(5000), "paircheck"});
         Tensor t = Tensor::full({4}, 1.0);
-        pg.all_reduce(t, ReduceOp::SUM)->wait();
+        pg.all_reduce(t, {.op = ReduceOp::SUM})->wait();
       } catch (const std::exception& e) {
         errors[r] = e.what();
       }

@@ -48,7 +48,7 @@ void check_all_reduce(ProcessGroup& pg, DType dtype, ReduceOp op, int64_t n) {
   dispatch_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     Tensor t = rank_tensor<T>(pg.rank(), n);
-    pg.all_reduce(t, op)->wait();
+    pg.all_reduce(t, {.op = op})->wait();
     require_equal(t, expected_reduction<T>(pg.size(), n, op),
                   str_cat("all_reduce ", reduce_op_name(op), " ", dtype_name(dtype), " n=", n));
   });
@@ -111,7 +111,7 @@ TEST(HierCollectives, LargeAllReduceAndUnevenHosts) {
       check_all_reduce(pg, DType::FLOAT32, op, int64_t{1} << 20);
     }
     Tensor grid = rank_tensor<float>(rank, 1 << 20).view({1024, 1024});
-    pg.all_reduce(grid, ReduceOp::SUM)->wait();
+    pg.all_reduce(grid, {.op = ReduceOp::SUM})->wait();
     require_equal(grid, expected_reduction<float>(4, 1 << 20, ReduceOp::SUM), "2-D all_reduce");
   });
   run_on_hosts(4, 3, std::chrono::seconds(60), [](int, ProcessGroup& pg) {
@@ -136,11 +136,11 @@ TEST(HierCollectives, OtherCollectivesThroughTheHierarchicalGroup) {
   run_on_hosts(4, 2, std::chrono::seconds(90), [](int rank, ProcessGroup& pg) {
     const int n = 4;
     Tensor b = Tensor::full({5}, rank * 10.0);
-    pg.broadcast(b, 2)->wait();
+    pg.broadcast(b, {.root = 2})->wait();
     require_equal(b, std::vector<float>(5, 20.0f), "broadcast");
 
     Tensor r = Tensor::full({3}, rank + 1.0);
-    pg.reduce(r, 1, ReduceOp::SUM)->wait();
+    pg.reduce(r, {.root = 1, .op = ReduceOp::SUM})->wait();
     if (rank == 1) require_equal(r, std::vector<float>(3, 10.0f), "reduce");
 
     std::vector<Tensor> gathered;
@@ -152,7 +152,7 @@ TEST(HierCollectives, OtherCollectivesThroughTheHierarchicalGroup) {
     if (rank == 3) {
       for (int i = 0; i < n; ++i) at_root.push_back(Tensor::empty({1}));
     }
-    pg.gather(at_root, Tensor::full({1}, rank + 0.5), 3)->wait();
+    pg.gather(at_root, Tensor::full({1}, rank + 0.5), {.root = 3})->wait();
     if (rank == 3) {
       for (int i = 0; i < n; ++i) require_equal(at_root[i], std::vector<float>{i + 0.5f}, "gather");
     }
@@ -162,13 +162,13 @@ TEST(HierCollectives, OtherCollectivesThroughTheHierarchicalGroup) {
       for (int i = 0; i < n; ++i) pieces.push_back(Tensor::full({2}, i * 100.0));
     }
     Tensor piece = Tensor::empty({2});
-    pg.scatter(piece, pieces, 0)->wait();
+    pg.scatter(piece, pieces, {.root = 0})->wait();
     require_equal(piece, std::vector<float>(2, rank * 100.0f), "scatter");
 
     std::vector<Tensor> parts;
     for (int i = 0; i < n; ++i) parts.push_back(Tensor::full({3}, rank * 10.0 + i));
     Tensor mine = Tensor::empty({3});
-    pg.reduce_scatter(mine, parts, ReduceOp::MAX)->wait();
+    pg.reduce_scatter(mine, parts, {.op = ReduceOp::MAX})->wait();
     require_equal(mine, std::vector<float>(3, 30.0f + rank), "reduce_scatter");
 
     check_all_reduce(pg, DType::FLOAT32, ReduceOp::SUM, 33);  // interleaved with the others
@@ -185,11 +185,11 @@ TEST(HierCollectives, OtherCollectivesThroughTheHierarchicalGroup) {
     Tensor out = Tensor::full({4}, rank * 1.0), in = Tensor::empty({4});
     const int next = (rank + 1) % n, prev = (rank + n - 1) % n;
     if (rank % 2 == 0) {
-      pg.send(out, next, 7)->wait();
-      pg.recv(in, prev, 7)->wait();
+      pg.send(out, next, {.tag = 7})->wait();
+      pg.recv(in, prev, {.tag = 7})->wait();
     } else {
-      pg.recv(in, prev, 7)->wait();
-      pg.send(out, next, 7)->wait();
+      pg.recv(in, prev, {.tag = 7})->wait();
+      pg.send(out, next, {.tag = 7})->wait();
     }
     require_equal(in, std::vector<float>(4, prev * 1.0f), "send/recv");
     pg.barrier()->wait();
@@ -199,7 +199,7 @@ TEST(HierCollectives, OtherCollectivesThroughTheHierarchicalGroup) {
     std::vector<std::shared_ptr<Work>> works;
     for (int i = 0; i < 4; ++i) {
       ts.push_back(Tensor::full({100}, rank + i * 1.0));
-      works.push_back(pg.all_reduce(ts.back(), ReduceOp::SUM));
+      works.push_back(pg.all_reduce(ts.back(), {.op = ReduceOp::SUM}));
     }
     for (int i = 0; i < 4; ++i) {
       works[i]->wait();

@@ -33,14 +33,14 @@ void run_killing(int victim) {
                 [victim](int rank, Store& store) {
                   auto pg = make_hier(store, rank, 4, std::chrono::seconds(120));
                   Tensor t = Tensor::ones({5000});
-                  pg->all_reduce(t, ReduceOp::SUM)->wait();
+                  pg->all_reduce(t, {.op = ReduceOp::SUM})->wait();
                   CHILD_EXPECT(t.to_vector<float>()[4999] == 4.0f);
                   if (rank == victim) ::raise(SIGKILL);
                   for (int i = 0; i < 2; ++i) {
                     Tensor u = Tensor::ones({5000});
-                    const std::string msg =
-                        testing::expect_throws<CommError>([&] { pg->all_reduce(u, ReduceOp::SUM)->wait(); },
-                                                          {"all_reduce (rank " + std::to_string(rank)});
+                    const std::string msg = testing::expect_throws<CommError>(
+                        [&] { pg->all_reduce(u, {.op = ReduceOp::SUM})->wait(); },
+                        {"all_reduce (rank " + std::to_string(rank)});
                     if (i == 1)
                       CHILD_EXPECT(msg.find("unusable after an earlier failure") != std::string::npos, msg);
                   }
@@ -75,7 +75,7 @@ TEST(HierFault, MissingRankFailsEveryRankWithinTheTimeout) {
         std::string error;
         bool timed_out = false;
         try {
-          pg->all_reduce(t, ReduceOp::SUM)->wait();
+          pg->all_reduce(t, {.op = ReduceOp::SUM})->wait();
         } catch (const TimeoutError& e) {
           error = e.what();
           timed_out = true;

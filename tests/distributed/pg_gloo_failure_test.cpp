@@ -40,7 +40,7 @@ TEST(PgGlooFault, TimeoutNamesOpSeqGroupAndRankThenGroupIsUnusable) {
       [&](ProcessGroup& pg) {
         Tensor t = Tensor::ones({4});
         try {
-          pg.all_reduce(t, ReduceOp::SUM)->wait();
+          pg.all_reduce(t, {.op = ReduceOp::SUM})->wait();
           ADD_FAILURE() << "expected TimeoutError";
         } catch (const TimeoutError& e) {
           EXPECT_THAT(e.what(), HasSubstr("all_reduce (rank 0, seq 0, group fail): timed out after 1 s"));
@@ -64,7 +64,7 @@ TEST(PgGlooFault, PeerThatLeavesGivesCommErrorOrTimeout) {
       [&](ProcessGroup& pg) {
         Tensor t = Tensor::ones({1 << 16});
         try {
-          for (int i = 0; i < 4; ++i) pg.all_reduce(t, ReduceOp::SUM)->wait();
+          for (int i = 0; i < 4; ++i) pg.all_reduce(t, {.op = ReduceOp::SUM})->wait();
           ADD_FAILURE() << "expected a failure after the peer left";
         } catch (const CommError& e) {
           EXPECT_THAT(e.what(), HasSubstr("(rank 0, seq"));
@@ -75,7 +75,7 @@ TEST(PgGlooFault, PeerThatLeavesGivesCommErrorOrTimeout) {
       },
       [&](std::unique_ptr<ProcessGroup>& pg) {
         Tensor t = Tensor::ones({1 << 16});
-        pg->all_reduce(t, ReduceOp::SUM)->wait();
+        pg->all_reduce(t, {.op = ReduceOp::SUM})->wait();
         pg.reset();  // leaves: closes every connection
       });
 }
@@ -87,12 +87,12 @@ TEST(PgGlooFault, WorkWaitTimesOutWhileTheOpStillCompletesLater) {
       milliseconds(20000),
       [&](ProcessGroup& pg) {
         Tensor t = Tensor::full({3}, 2.0);
-        auto work = pg.all_reduce(t, ReduceOp::SUM);
+        auto work = pg.all_reduce(t, {.op = ReduceOp::SUM});
         try {
           work->wait(milliseconds(200));
           ADD_FAILURE() << "expected TimeoutError";
         } catch (const TimeoutError& e) {
-          EXPECT_STREQ(e.what(), "all_reduce (rank 0, seq 0, group fail): timed out after 200 ms");
+          EXPECT_STREQ(e.what(), "all_reduce (rank 0, seq 0, group fail): did not complete within 200 ms");
         }
         EXPECT_FALSE(work->is_completed());
         waited.set_value();
@@ -102,7 +102,7 @@ TEST(PgGlooFault, WorkWaitTimesOutWhileTheOpStillCompletesLater) {
       [&](std::unique_ptr<ProcessGroup>& pg) {
         waited_future.wait();
         Tensor t = Tensor::full({3}, 3.0);
-        pg->all_reduce(t, ReduceOp::SUM)->wait();
+        pg->all_reduce(t, {.op = ReduceOp::SUM})->wait();
       });
 }
 

@@ -87,7 +87,7 @@ TEST(PgGloo, AllReduceEveryOpAndDType) {
       for (DType dtype : kDTypes) {
         for (ReduceOp op : kOps) {
           Tensor t = make(rank, 37, dtype);
-          pg.all_reduce(t, op)->wait();
+          pg.all_reduce(t, {.op = op})->wait();
           expect_reduced(t, op, world, "all_reduce");
         }
       }
@@ -100,7 +100,7 @@ TEST(PgGloo, ReduceLandsOnRoot) {
     for (DType dtype : kDTypes) {
       for (int root = 0; root < 3; ++root) {
         Tensor t = make(rank, 10, dtype);
-        pg.reduce(t, root, ReduceOp::SUM)->wait();
+        pg.reduce(t, {.root = root, .op = ReduceOp::SUM})->wait();
         if (rank == root) expect_reduced(t, ReduceOp::SUM, 3, "reduce");
       }
     }
@@ -112,7 +112,7 @@ TEST(PgGloo, BroadcastFromEveryRoot) {
     for (DType dtype : kDTypes) {
       for (int root = 0; root < 4; ++root) {
         Tensor t = make(rank, 9, dtype);
-        pg.broadcast(t, root)->wait();
+        pg.broadcast(t, {.root = root})->wait();
         EXPECT_EQ(t.to_vector<double>(), make(root, 9, dtype).to_vector<double>()) << dtype_name(dtype);
       }
     }
@@ -132,7 +132,7 @@ TEST(PgGloo, AllGatherAndGather) {
       if (rank == 1) {
         for (int r = 0; r < 3; ++r) gathered.push_back(Tensor::empty({5}, dtype));
       }
-      pg.gather(gathered, make(rank, 5, dtype), 1)->wait();
+      pg.gather(gathered, make(rank, 5, dtype), {.root = 1})->wait();
       for (size_t r = 0; r < gathered.size(); ++r) {
         EXPECT_EQ(gathered[r].to_vector<double>(), make(static_cast<int>(r), 5, dtype).to_vector<double>());
       }
@@ -149,11 +149,11 @@ TEST(PgGloo, ScatterReduceScatterAlltoall) {
       for (int j = 0; j < world; ++j) inputs.push_back(make(rank * world + j, 4, dtype));
 
       Tensor scattered = Tensor::empty({4}, dtype);
-      pg.scatter(scattered, inputs, 2)->wait();
+      pg.scatter(scattered, inputs, {.root = 2})->wait();
       EXPECT_EQ(scattered.to_vector<double>(), make(2 * world + rank, 4, dtype).to_vector<double>());
 
       Tensor reduced = Tensor::empty({4}, dtype);
-      pg.reduce_scatter(reduced, inputs, ReduceOp::MAX)->wait();
+      pg.reduce_scatter(reduced, inputs, {.op = ReduceOp::MAX})->wait();
       for (int64_t i = 0; i < 4; ++i) {
         double expect = 0;
         for (int r = 0; r < world; ++r) expect = std::max(expect, value(r * world + rank, i));
@@ -178,23 +178,23 @@ TEST(PgGloo, SendRecvRingAndBarrier) {
     Tensor got = Tensor::empty({1000}, DType::INT64);
     // Even ranks send first, odd ranks receive first: no two neighbours both block in send.
     if (rank % 2 == 0) {
-      pg.send(make(rank, 1000, DType::INT64), next, 7)->wait();
-      pg.recv(got, prev, 7)->wait();
+      pg.send(make(rank, 1000, DType::INT64), next, {.tag = 7})->wait();
+      pg.recv(got, prev, {.tag = 7})->wait();
     } else {
-      pg.recv(got, prev, 7)->wait();
-      pg.send(make(rank, 1000, DType::INT64), next, 7)->wait();
+      pg.recv(got, prev, {.tag = 7})->wait();
+      pg.send(make(rank, 1000, DType::INT64), next, {.tag = 7})->wait();
     }
     EXPECT_EQ(got.to_vector<double>(), make(prev, 1000, DType::INT64).to_vector<double>());
     pg.barrier()->wait();
     // Only ranks 0 and 1 exchange; rank 2's later collectives must still line up.
-    if (rank == 0) pg.send(Tensor::full({3}, 5.0), 1, 0)->wait();
+    if (rank == 0) pg.send(Tensor::full({3}, 5.0), 1, {.tag = 0})->wait();
     if (rank == 1) {
       Tensor x = Tensor::empty({3});
-      pg.recv(x, 0, 0)->wait();
+      pg.recv(x, 0, {.tag = 0})->wait();
       EXPECT_EQ(x.to_vector<float>(), std::vector<float>(3, 5.0f));
     }
     Tensor t = Tensor::ones({2});
-    pg.all_reduce(t, ReduceOp::SUM)->wait();
+    pg.all_reduce(t, {.op = ReduceOp::SUM})->wait();
     EXPECT_EQ(t.to_vector<float>(), std::vector<float>(2, 3.0f));
   });
 }
@@ -204,7 +204,7 @@ TEST(PgGloo, AsyncOpsCompleteInIssueOrder) {
     // Each op depends on the previous one's result: only issue order gives 2^k.
     Tensor t = Tensor::ones({256 * 1024});
     std::vector<std::shared_ptr<Work>> works;
-    for (int k = 0; k < 6; ++k) works.push_back(pg.all_reduce(t, ReduceOp::SUM));
+    for (int k = 0; k < 6; ++k) works.push_back(pg.all_reduce(t, {.op = ReduceOp::SUM}));
     for (auto& w : works) w->wait();
     EXPECT_TRUE(works.back()->is_completed());
     EXPECT_EQ(t.to_vector<float>()[12345], 64.0f);
@@ -214,13 +214,13 @@ TEST(PgGloo, AsyncOpsCompleteInIssueOrder) {
 TEST(PgGloo, LargeAndEmptyTensors) {
   run_group(2, [](int rank, ProcessGroup& pg) {
     Tensor big = Tensor::full({3 * 1000 * 1000 + 1}, rank + 1.0, DType::FLOAT32);
-    pg.all_reduce(big, ReduceOp::SUM)->wait();
+    pg.all_reduce(big, {.op = ReduceOp::SUM})->wait();
     auto v = big.to_vector<float>();
     EXPECT_EQ(v.front(), 3.0f);
     EXPECT_EQ(v.back(), 3.0f);
     Tensor empty = Tensor::empty({0});
-    pg.all_reduce(empty, ReduceOp::SUM)->wait();
-    pg.broadcast(empty, 1)->wait();
+    pg.all_reduce(empty, {.op = ReduceOp::SUM})->wait();
+    pg.broadcast(empty, {.root = 1})->wait();
   });
 }
 
@@ -235,8 +235,8 @@ TEST(PgGloo, BadArgumentsThrowAtOnceNamingTheOp) {
                                            ", group test): expected 2 output tensors, got 3");
     }
     Tensor t = Tensor::empty({2});
-    EXPECT_THROW(pg.broadcast(t, 2), ValueError);
-    EXPECT_THROW(pg.send(t, rank, 0), ValueError);
+    EXPECT_THROW(pg.broadcast(t, {.root = 2}), ValueError);
+    EXPECT_THROW(pg.send(t, rank, {.tag = 0}), ValueError);
     std::vector<Tensor> wrong{Tensor::empty({2}), Tensor::empty({3})};
     EXPECT_THROW(pg.all_gather(wrong, t), ValueError);
     // The group is still usable: bad calls never reached the queue.

@@ -7,7 +7,6 @@
 #include <future>
 
 #include "crew/distributed/backends/gloo/gloo_process_group.h"
-#include "crew/distributed/process_group/wait_at_once.h"
 #include "crew/distributed/process_group/work_queue.h"
 #include "crew/distributed/store/hash_store.h"
 
@@ -53,17 +52,17 @@ TEST(PgSelf, CollectivesOfOneRankAreLocalCopies) {
   EXPECT_EQ(pg->backend_name(), "self");
   EXPECT_EQ(pg->size(), 1);
   Tensor t = Tensor::from_vector<int32_t>({3, 4});
-  pg->all_reduce(t, ReduceOp::AVG)->wait();
+  pg->all_reduce(t, {.op = ReduceOp::AVG})->wait();
   EXPECT_EQ(t.to_vector<int32_t>(), (std::vector<int32_t>{3, 4}));
   std::vector<Tensor> outs{Tensor::empty({2}, DType::INT32)};
   pg->all_gather(outs, t)->wait();
   EXPECT_EQ(outs[0].to_vector<int32_t>(), (std::vector<int32_t>{3, 4}));
   Tensor out = Tensor::empty({2}, DType::INT32);
-  pg->reduce_scatter(out, {Tensor::from_vector<int32_t>({7, 8})}, ReduceOp::SUM)->wait();
+  pg->reduce_scatter(out, {Tensor::from_vector<int32_t>({7, 8})}, {.op = ReduceOp::SUM})->wait();
   EXPECT_EQ(out.to_vector<int32_t>(), (std::vector<int32_t>{7, 8}));
   EXPECT_TRUE(pg->barrier()->is_completed());
-  EXPECT_THROW(pg->broadcast(t, 1), ValueError);
-  EXPECT_THROW(pg->send(t, 0, 0), ValueError);
+  EXPECT_THROW(pg->broadcast(t, {.root = 1}), ValueError);
+  EXPECT_THROW(pg->send(t, 0, {.tag = 0}), ValueError);
 }
 
 TEST(PgWork, FailureIsRethrownAndLaterOpsFailFast) {
@@ -120,26 +119,22 @@ TEST(PgWork, DestroyingTheQueueFailsOpsThatNeverRan) {
   }
 }
 
-// Submitted in a WaitAtOnceScope, an op does not wake the worker: the caller's wait() runs
-// it; a wait that may not run it inline (shorter timeout) wakes the worker instead.
-TEST(PgWork, OpSubmittedWaitAtOnceRunsInTheCallersWait) {
+// Submitted with async_op = false, an op does not wake the worker: the caller's wait() runs
+// it; a wait(timeout), which never runs an op inline, wakes the worker instead.
+TEST(PgWork, OpSubmittedNotAsyncRunsInTheCallersWait) {
   WorkQueue queue("q", 0, milliseconds(30000));
   std::thread::id ran_on, short_ran_on;
   std::shared_ptr<FutureWork> work, short_wait;
   queue.submit("warm-up", [](const OpInfo&) {})->wait(milliseconds(20000));  // the worker ran it
-  std::this_thread::sleep_for(milliseconds(100));  // and sleeps again
-  {
-    WaitAtOnceScope at_once;
-    work = queue.submit("op", [&](const OpInfo&) { ran_on = std::this_thread::get_id(); });
-  }
+  std::this_thread::sleep_for(milliseconds(100));                            // and sleeps again
+  work = queue.submit(
+      "op", [&](const OpInfo&) { ran_on = std::this_thread::get_id(); }, /*async_op=*/false);
   std::this_thread::sleep_for(milliseconds(200));
-  EXPECT_FALSE(work->is_completed());  // without the scope the woken worker has run it by now
+  EXPECT_FALSE(work->is_completed());  // with async_op the woken worker has run it by now
   work->wait();
   EXPECT_EQ(ran_on, std::this_thread::get_id());
-  {
-    WaitAtOnceScope at_once;
-    short_wait = queue.submit("op", [&](const OpInfo&) { short_ran_on = std::this_thread::get_id(); });
-  }
+  short_wait = queue.submit(
+      "op", [&](const OpInfo&) { short_ran_on = std::this_thread::get_id(); }, /*async_op=*/false);
   short_wait->wait(milliseconds(20000));
   EXPECT_NE(short_ran_on, std::this_thread::get_id());
 }

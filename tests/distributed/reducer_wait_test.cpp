@@ -26,28 +26,36 @@ class ScriptedGroup final : public ProcessGroup {
  public:
   ScriptedGroup() : ProcessGroup(0, 2, ProcessGroupOptions{}) {}
   std::string backend_name() const override { return "scripted"; }
-  std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op) override {
-    if (op == ReduceOp::AVG) {
+  std::shared_ptr<Work> all_reduce(Tensor& tensor, const AllReduceOptions& options) override {
+    if (options.op == ReduceOp::AVG) {
       float* p = tensor.data<float>();
       for (int64_t i = 0; i < tensor.numel(); ++i) p[i] /= 2.0f;
     }
     last = std::make_shared<FutureWork>(OpInfo{"all_reduce", 0, ++seq, "scripted"}, 30s);
     return last;
   }
-  std::shared_ptr<Work> broadcast(Tensor&, int) override { return unused(); }
-  std::shared_ptr<Work> reduce(Tensor&, int, ReduceOp) override { return unused(); }
-  std::shared_ptr<Work> all_gather(std::vector<Tensor>&, const Tensor&) override { return unused(); }
-  std::shared_ptr<Work> gather(std::vector<Tensor>&, const Tensor&, int) override { return unused(); }
-  std::shared_ptr<Work> scatter(Tensor&, const std::vector<Tensor>&, int) override { return unused(); }
-  std::shared_ptr<Work> reduce_scatter(Tensor&, const std::vector<Tensor>&, ReduceOp) override {
+  std::shared_ptr<Work> broadcast(Tensor&, const BroadcastOptions&) override { return unused(); }
+  std::shared_ptr<Work> reduce(Tensor&, const ReduceOptions&) override { return unused(); }
+  std::shared_ptr<Work> all_gather(std::vector<Tensor>&, const Tensor&, const AllGatherOptions&) override {
     return unused();
   }
-  std::shared_ptr<Work> alltoall(std::vector<Tensor>&, const std::vector<Tensor>&) override {
+  std::shared_ptr<Work> gather(std::vector<Tensor>&, const Tensor&, const GatherOptions&) override {
     return unused();
   }
-  std::shared_ptr<Work> send(const Tensor&, int, int) override { return unused(); }
-  std::shared_ptr<Work> recv(Tensor&, int, int) override { return unused(); }
-  std::shared_ptr<Work> barrier() override { return unused(); }
+  std::shared_ptr<Work> scatter(Tensor&, const std::vector<Tensor>&, const ScatterOptions&) override {
+    return unused();
+  }
+  std::shared_ptr<Work> reduce_scatter(Tensor&, const std::vector<Tensor>&,
+                                       const ReduceScatterOptions&) override {
+    return unused();
+  }
+  std::shared_ptr<Work> alltoall(std::vector<Tensor>&, const std::vector<Tensor>&,
+                                 const AllToAllOptions&) override {
+    return unused();
+  }
+  std::shared_ptr<Work> send(const Tensor&, int, const SendOptions&) override { return unused(); }
+  std::shared_ptr<Work> recv(Tensor&, int, const RecvOptions&) override { return unused(); }
+  std::shared_ptr<Work> barrier(const BarrierOptions&) override { return unused(); }
 
   std::shared_ptr<FutureWork> last;
   uint64_t seq = 0;

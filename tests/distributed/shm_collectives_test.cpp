@@ -48,7 +48,7 @@ TEST_P(ShmCollectives, AllReduceEveryDtypeOpAndSize) {
           dispatch_dtype(dtype, [&](auto tag) {
             using T = decltype(tag);
             Tensor t = rank_tensor<T>(rank, n);
-            pg->all_reduce(t, op)->wait();
+            pg->all_reduce(t, {.op = op})->wait();
             require_equal(t, expected_reduction<T>(world, n, op),
                           str_cat("all_reduce ", dtype_name(dtype), " ", reduce_op_name(op), " n=", n));
           });
@@ -69,12 +69,12 @@ TEST_P(ShmCollectives, RootedAndListCollectives) {
       const int root = static_cast<int>(n % world);
       // broadcast
       Tensor b = rank_tensor<double>(rank, n);
-      pg->broadcast(b, root)->wait();
+      pg->broadcast(b, {.root = root})->wait();
       require_equal(b, rank_tensor<double>(root, n).to_vector<double>(), str_cat("broadcast n=", n));
       // reduce: only root's result is specified
       for (ReduceOp op : kOps) {
         Tensor r = rank_tensor<int64_t>(rank, n);
-        pg->reduce(r, root, op)->wait();
+        pg->reduce(r, {.root = root, .op = op})->wait();
         if (rank == root)
           require_equal(r, expected_reduction<int64_t>(world, n, op), str_cat("reduce n=", n));
       }
@@ -88,7 +88,7 @@ TEST_P(ShmCollectives, RootedAndListCollectives) {
       if (rank == root) {
         for (int r = 0; r < world; ++r) gathered.push_back(Tensor::zeros({n}, DType::UINT8));
       }
-      pg->gather(gathered, rank_tensor<uint8_t>(rank, n), root)->wait();
+      pg->gather(gathered, rank_tensor<uint8_t>(rank, n), {.root = root})->wait();
       for (size_t r = 0; r < gathered.size(); ++r) {
         require_equal(gathered[r], rank_tensor<uint8_t>(int(r), n).to_vector<uint8_t>(), "gather");
       }
@@ -98,14 +98,14 @@ TEST_P(ShmCollectives, RootedAndListCollectives) {
         for (int r = 0; r < world; ++r) pieces.push_back(rank_tensor<float>(root + r, n, r * n));
       }
       Tensor piece = Tensor::zeros({n});
-      pg->scatter(piece, pieces, root)->wait();
+      pg->scatter(piece, pieces, {.root = root})->wait();
       require_equal(piece, rank_tensor<float>(root + rank, n, rank * n).to_vector<float>(), "scatter");
       // reduce_scatter: inputs[r] of rank k is value_of(k, r * n + i)
       for (ReduceOp op : kOps) {
         std::vector<Tensor> ins;
         for (int r = 0; r < world; ++r) ins.push_back(rank_tensor<float>(rank, n, r * n));
         Tensor out = Tensor::zeros({n});
-        pg->reduce_scatter(out, ins, op)->wait();
+        pg->reduce_scatter(out, ins, {.op = op})->wait();
         require_equal(out, expected_reduction<float>(world, n, op, rank * n),
                       str_cat("reduce_scatter n=", n));
       }
@@ -136,8 +136,8 @@ TEST_P(ShmCollectives, SendRecvRingLargerThanMailbox) {
       // deadlock.
       Tensor out = rank_tensor<float>(rank, n);
       Tensor in = Tensor::zeros({n});
-      auto sent = pg->send(out, next, 7);
-      auto received = pg->recv(in, prev, 7);
+      auto sent = pg->send(out, next, {.tag = 7});
+      auto received = pg->recv(in, prev, {.tag = 7});
       received->wait();
       sent->wait();
       require_equal(in, rank_tensor<float>(prev, n).to_vector<float>(), str_cat("recv n=", n));
@@ -154,10 +154,10 @@ TEST_P(ShmCollectives, AsyncOpsCompleteInIssueOrder) {
     std::vector<std::shared_ptr<Work>> works;
     for (int i = 0; i < 8; ++i) {
       ts.push_back(rank_tensor<float>(rank, 1000 + i * 333, i));
-      works.push_back(pg->all_reduce(ts.back(), ReduceOp::SUM));
+      works.push_back(pg->all_reduce(ts.back(), {.op = ReduceOp::SUM}));
     }
     Tensor b = rank_tensor<int32_t>(rank, 100);
-    works.push_back(pg->broadcast(b, world - 1));
+    works.push_back(pg->broadcast(b, {.root = world - 1}));
     for (int i = static_cast<int>(works.size()) - 1; i >= 0; --i) works[i]->wait();
     for (int i = 0; i < 8; ++i) {
       CHILD_EXPECT(works[i]->is_completed());
@@ -180,7 +180,7 @@ TEST(ShmBackend, DefaultBuffersLargeAllReduce) {
     CHILD_EXPECT(pg->backend_name() == "shm");
     for (ReduceOp op : {ReduceOp::SUM, ReduceOp::MAX, ReduceOp::AVG}) {
       Tensor t = rank_tensor<float>(rank, n);
-      pg->all_reduce(t, op)->wait();
+      pg->all_reduce(t, {.op = op})->wait();
       require_equal(t, expected_reduction<float>(2, n, op), "large all_reduce");
     }
   });
@@ -191,7 +191,7 @@ TEST(ShmBackend, WorldOfOne) {
   auto results = run_ranks(1, [&](int rank, Store& store) {
     auto pg = make_shm_group(store, 0, 1, small_buffers());
     Tensor t = rank_tensor<float>(0, 5000);
-    pg->all_reduce(t, ReduceOp::AVG)->wait();
+    pg->all_reduce(t, {.op = ReduceOp::AVG})->wait();
     require_equal(t, rank_tensor<float>(0, 5000).to_vector<float>(), "all_reduce of one rank");
     std::vector<Tensor> outs = {Tensor::zeros({7})};
     pg->all_gather(outs, rank_tensor<float>(0, 7))->wait();

@@ -39,12 +39,12 @@ TEST(ShmFault, KilledRankFailsPeersAndLeavesNoSegment) {
   auto results = run_ranks(3, [&](int rank, Store& store) {
     auto pg = make_group(store, rank, 3, std::chrono::seconds(60));
     Tensor t = Tensor::ones({20000});
-    pg->all_reduce(t, ReduceOp::SUM)->wait();
+    pg->all_reduce(t, {.op = ReduceOp::SUM})->wait();
     if (rank == 2) ::raise(SIGKILL);
     for (int i = 0; i < 3; ++i) {
       Tensor u = Tensor::ones({20000});
       auto msg =
-          expect_throws<CommError>([&] { pg->all_reduce(u, ReduceOp::SUM)->wait(); },
+          expect_throws<CommError>([&] { pg->all_reduce(u, {.op = ReduceOp::SUM})->wait(); },
                                    {"all_reduce (rank " + std::to_string(rank), "group default", "rank 2"});
       if (i > 0) CHILD_EXPECT(msg.find("unusable after an earlier failure") != std::string::npos, msg);
     }
@@ -66,7 +66,7 @@ TEST(ShmFault, ExitedRankFailsBarrierAndRecv) {
       ::_exit(3);
     }
     Tensor in = Tensor::zeros({10});
-    auto recv = pg->recv(in, 1, 0);
+    auto recv = pg->recv(in, 1, {.tag = 0});
     expect_throws<CommError>([&] { recv->wait(); }, {"recv (rank 0", "rank 1 (pid", "died"});
     expect_throws<CommError>([&] { pg->barrier()->wait(); }, {"barrier (rank 0"});
   });
@@ -96,17 +96,18 @@ TEST(ShmFault, MismatchedCollectivesAreReportedAndGroupRecovers) {
   auto results = run_ranks(3, [&](int rank, Store& store) {
     auto pg = make_group(store, rank, 3, std::chrono::seconds(60));
     Tensor t = Tensor::ones({rank == 1 ? 7 : 8});
-    expect_throws<CommError>([&] { pg->all_reduce(t, ReduceOp::SUM)->wait(); },
+    expect_throws<CommError>([&] { pg->all_reduce(t, {.op = ReduceOp::SUM})->wait(); },
                              {"all_reduce (rank " + std::to_string(rank), "elements", "same order"});
     if (rank == 2) {
       Tensor b = Tensor::ones({8});
-      expect_throws<CommError>([&] { pg->broadcast(b, 0)->wait(); }, {"issued all_reduce"});
+      expect_throws<CommError>([&] { pg->broadcast(b, {.root = 0})->wait(); }, {"issued all_reduce"});
     } else {
       Tensor a = Tensor::ones({8});
-      expect_throws<CommError>([&] { pg->all_reduce(a, ReduceOp::SUM)->wait(); }, {"issued broadcast"});
+      expect_throws<CommError>([&] { pg->all_reduce(a, {.op = ReduceOp::SUM})->wait(); },
+                               {"issued broadcast"});
     }
     Tensor u = Tensor::full({5000}, rank + 1.0);
-    pg->all_reduce(u, ReduceOp::SUM)->wait();
+    pg->all_reduce(u, {.op = ReduceOp::SUM})->wait();
     CHILD_EXPECT(u.to_vector<float>()[4999] == 6.0f, "after recovery got ", u.to_vector<float>()[4999]);
   });
   expect_all_ok(results);
@@ -118,7 +119,7 @@ TEST(ShmFault, TimeoutNamesTheOpAndTheRank) {
     auto pg = make_group(store, rank, 2, std::chrono::milliseconds(300));
     if (rank == 0) {
       Tensor t = Tensor::ones({4});
-      expect_throws<TimeoutError>([&] { pg->all_reduce(t, ReduceOp::MAX)->wait(); },
+      expect_throws<TimeoutError>([&] { pg->all_reduce(t, {.op = ReduceOp::MAX})->wait(); },
                                   {"all_reduce (rank 0, seq 0, group default)", "timed out", "rank 1"});
       store.set("done", "1");
     } else {
@@ -128,13 +129,13 @@ TEST(ShmFault, TimeoutNamesTheOpAndTheRank) {
   expect_all_ok(results);
 }
 
-// Work::wait with a shorter timeout than the op's: TimeoutError from wait, the op goes on.
+// Work::wait(timeout) running out: TimeoutError from wait, the op goes on.
 TEST(ShmFault, WorkWaitTimeout) {
   auto results = run_ranks(2, [&](int rank, Store& store) {
     auto pg = make_group(store, rank, 2, std::chrono::seconds(60));
     if (rank == 0) {
       Tensor t = Tensor::ones({4});
-      auto work = pg->all_reduce(t, ReduceOp::SUM);
+      auto work = pg->all_reduce(t, {.op = ReduceOp::SUM});
       // Rank 1 has not joined yet: a short wait gives up without cancelling the op.
       expect_throws<TimeoutError>([&] { work->wait(std::chrono::milliseconds(10)); }, {"did not complete"});
       store.set("go", "1");
@@ -143,7 +144,7 @@ TEST(ShmFault, WorkWaitTimeout) {
     } else {
       store.wait({"go"});
       Tensor t = Tensor::ones({4});
-      pg->all_reduce(t, ReduceOp::SUM)->wait();
+      pg->all_reduce(t, {.op = ReduceOp::SUM})->wait();
     }
   });
   expect_all_ok(results);
@@ -202,7 +203,7 @@ TEST(ShmFault, ForkedChildDoesNotSpeakForTheRank) {
       CHILD_EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status ", status);
     }
     Tensor t = Tensor::full({3000}, rank + 1.0);
-    pg->all_reduce(t, ReduceOp::SUM)->wait();
+    pg->all_reduce(t, {.op = ReduceOp::SUM})->wait();
     CHILD_EXPECT(t.to_vector<float>()[2999] == 3.0f);
   });
   expect_all_ok(results);
@@ -212,12 +213,12 @@ TEST(ShmFault, BadArgumentsAreValueErrors) {
   auto results = run_ranks(2, [&](int rank, Store& store) {
     auto pg = make_group(store, rank, 2, std::chrono::seconds(60));
     Tensor t = Tensor::ones({4});
-    expect_throws<ValueError>([&] { pg->broadcast(t, 2); }, {"broadcast", "root 2"});
+    expect_throws<ValueError>([&] { pg->broadcast(t, {.root = 2}); }, {"broadcast", "root 2"});
     std::vector<Tensor> outs = {Tensor::ones({4})};
     expect_throws<ValueError>([&] { pg->all_gather(outs, t); }, {"all_gather", "expected 2"});
     std::vector<Tensor> wrong = {Tensor::ones({4}), Tensor::ones({4}, DType::INT64)};
     expect_throws<ValueError>([&] { pg->all_gather(wrong, t); }, {"dtype int64"});
-    expect_throws<ValueError>([&] { pg->send(t, 5, 0); }, {"send", "dst 5"});
+    expect_throws<ValueError>([&] { pg->send(t, 5, {.tag = 0}); }, {"send", "dst 5"});
     pg->barrier()->wait();  // nothing was issued by the bad calls
   });
   expect_all_ok(results);

@@ -50,7 +50,7 @@ TEST_P(ShmSharedBuffer, AllReduceInPlaceEqualsTheDirectReduction) {
             CHILD_EXPECT(buf.shape() == Shape{n} && buf.dtype() == dtype);
             for (T v : buf.to_vector<T>()) CHILD_EXPECT(v == T(0), "a new buffer holds ", +v);
             buf.copy_(rank_tensor<T>(rank, n));
-            pg->all_reduce(buf, op)->wait();
+            pg->all_reduce(buf, {.op = op})->wait();
             require_equal(buf, expected_reduction<T>(world, n, op),
                           str_cat("shared all_reduce ", dtype_name(dtype), " ", reduce_op_name(op)));
           });
@@ -71,8 +71,8 @@ TEST_P(ShmSharedBuffer, PartsAtOneOffsetAndAsyncOpsOnSeveralBuffers) {
       a.copy_(rank_tensor<float>(rank + step, 20000));
       b.copy_(rank_tensor<float>(rank, 5000));
       Tensor part = a.slice(1000, 13001);  // 12001 elements at element offset 1000
-      auto w1 = pg->all_reduce(part, ReduceOp::SUM);
-      auto w2 = pg->all_reduce(b, ReduceOp::AVG);
+      auto w1 = pg->all_reduce(part, {.op = ReduceOp::SUM});
+      auto w2 = pg->all_reduce(b, {.op = ReduceOp::AVG});
       w1->wait();
       w2->wait();
       std::vector<float> want = rank_tensor<float>(rank + step, 20000).to_vector<float>();
@@ -99,10 +99,10 @@ TEST(ShmSharedBufferFault, ASharedAndAnOrdinaryTensorAreAMismatchAndTheGroupReco
     Tensor plain = Tensor::ones({4000});
     Tensor& mine = rank == 0 ? shared : plain;
     expect_throws<CommError>(
-        [&] { pg->all_reduce(mine, ReduceOp::SUM)->wait(); },
+        [&] { pg->all_reduce(mine, {.op = ReduceOp::SUM})->wait(); },
         {"all_reduce (rank " + std::to_string(rank), "in shared buffer 0 at byte 0", "same order"});
     shared.fill_(rank + 1.0);
-    pg->all_reduce(shared, ReduceOp::SUM)->wait();
+    pg->all_reduce(shared, {.op = ReduceOp::SUM})->wait();
     CHILD_EXPECT(shared.to_vector<float>()[3999] == 3.0f, "after recovery got ",
                  shared.to_vector<float>()[3999]);
   });
@@ -119,7 +119,7 @@ TEST(ShmSharedBufferFault, NoRoomOnOneRankGivesOrdinaryTensorsOnEveryRank) {
     Tensor buf = pg->allocate_buffer(9001, DType::FLOAT32);
     CHILD_EXPECT(!in_shared_memory(buf), "rank ", rank, " got shared memory although rank 1 had no room");
     buf.copy_(rank_tensor<float>(rank, 9001));
-    pg->all_reduce(buf, ReduceOp::SUM)->wait();
+    pg->all_reduce(buf, {.op = ReduceOp::SUM})->wait();
     require_equal(buf, expected_reduction<float>(2, 9001, ReduceOp::SUM), "fallback all_reduce");
   });
   expect_all_ok(results);

@@ -2,7 +2,6 @@
 
 #include "crew/core/check.h"
 #include "crew/core/logging.h"
-#include "crew/distributed/process_group/wait_at_once.h"
 #include "crew/distributed/process_group/work.h"
 
 namespace crew::dist {
@@ -24,15 +23,9 @@ int to_group_rank(const Group& group, int global_rank, const char* op, const cha
   return r;
 }
 
-// Issues the op (in a WaitAtOnceScope when it is synchronous: the backend leaves it to this
-// thread's wait() instead of waking its worker) and waits for it when sync_op.
-template <typename Issue>
-std::shared_ptr<Work> finish(bool sync_op, Issue issue) {
-  std::shared_ptr<Work> work;
-  {
-    WaitAtOnceScope at_once(sync_op);
-    work = issue();
-  }
+// Waits for the op when sync_op (which was issued with async_op = !sync_op, so that the
+// backend leaves it to this wait() instead of waking its worker).
+std::shared_ptr<Work> finish(bool sync_op, std::shared_ptr<Work> work) {
   if (sync_op) work->wait();
   return work;
 }
@@ -52,21 +45,23 @@ std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op, Group* group, bool
   Group& g = detail::resolve_group(group);
   ProcessGroup* pg = member_pg(g, "all_reduce");
   if (!pg) return skipped("all_reduce", g);
-  return finish(sync_op, [&] { return pg->all_reduce(tensor, op); });
+  return finish(sync_op, pg->all_reduce(tensor, {.op = op, .async_op = !sync_op}));
 }
 
 std::shared_ptr<Work> broadcast(Tensor& tensor, int src, Group* group, bool sync_op) {
   Group& g = detail::resolve_group(group);
   ProcessGroup* pg = member_pg(g, "broadcast");
   if (!pg) return skipped("broadcast", g);
-  return finish(sync_op, [&] { return pg->broadcast(tensor, to_group_rank(g, src, "broadcast", "src")); });
+  const int root = to_group_rank(g, src, "broadcast", "src");
+  return finish(sync_op, pg->broadcast(tensor, {.root = root, .async_op = !sync_op}));
 }
 
 std::shared_ptr<Work> reduce(Tensor& tensor, int dst, ReduceOp op, Group* group, bool sync_op) {
   Group& g = detail::resolve_group(group);
   ProcessGroup* pg = member_pg(g, "reduce");
   if (!pg) return skipped("reduce", g);
-  return finish(sync_op, [&] { return pg->reduce(tensor, to_group_rank(g, dst, "reduce", "dst"), op); });
+  const int root = to_group_rank(g, dst, "reduce", "dst");
+  return finish(sync_op, pg->reduce(tensor, {.root = root, .op = op, .async_op = !sync_op}));
 }
 
 std::shared_ptr<Work> all_gather(std::vector<Tensor>& tensor_list, const Tensor& tensor, Group* group,
@@ -76,7 +71,7 @@ std::shared_ptr<Work> all_gather(std::vector<Tensor>& tensor_list, const Tensor&
   if (!pg) return skipped("all_gather", g);
   CREW_CHECK(tensor.defined(), "all_gather (rank ", g.rank(), ", group ", g.name(), "): tensor is undefined");
   fill_like(tensor_list, tensor, pg->size());
-  return finish(sync_op, [&] { return pg->all_gather(tensor_list, tensor); });
+  return finish(sync_op, pg->all_gather(tensor_list, tensor, {.async_op = !sync_op}));
 }
 
 std::shared_ptr<Work> gather(const Tensor& tensor, std::vector<Tensor>& gather_list, int dst, Group* group,
@@ -87,7 +82,7 @@ std::shared_ptr<Work> gather(const Tensor& tensor, std::vector<Tensor>& gather_l
   const int root = to_group_rank(g, dst, "gather", "dst");
   CREW_CHECK(tensor.defined(), "gather (rank ", g.rank(), ", group ", g.name(), "): tensor is undefined");
   if (pg->rank() == root) fill_like(gather_list, tensor, pg->size());
-  return finish(sync_op, [&] { return pg->gather(gather_list, tensor, root); });
+  return finish(sync_op, pg->gather(gather_list, tensor, {.root = root, .async_op = !sync_op}));
 }
 
 std::shared_ptr<Work> scatter(Tensor& tensor, const std::vector<Tensor>& tensor_list, int src, Group* group,
@@ -95,7 +90,8 @@ std::shared_ptr<Work> scatter(Tensor& tensor, const std::vector<Tensor>& tensor_
   Group& g = detail::resolve_group(group);
   ProcessGroup* pg = member_pg(g, "scatter");
   if (!pg) return skipped("scatter", g);
-  return finish(sync_op, [&] { return pg->scatter(tensor, tensor_list, to_group_rank(g, src, "scatter", "src")); });
+  const int root = to_group_rank(g, src, "scatter", "src");
+  return finish(sync_op, pg->scatter(tensor, tensor_list, {.root = root, .async_op = !sync_op}));
 }
 
 std::shared_ptr<Work> reduce_scatter(Tensor& tensor, const std::vector<Tensor>& tensor_list, ReduceOp op,
@@ -103,7 +99,7 @@ std::shared_ptr<Work> reduce_scatter(Tensor& tensor, const std::vector<Tensor>& 
   Group& g = detail::resolve_group(group);
   ProcessGroup* pg = member_pg(g, "reduce_scatter");
   if (!pg) return skipped("reduce_scatter", g);
-  return finish(sync_op, [&] { return pg->reduce_scatter(tensor, tensor_list, op); });
+  return finish(sync_op, pg->reduce_scatter(tensor, tensor_list, {.op = op, .async_op = !sync_op}));
 }
 
 std::shared_ptr<Work> alltoall(const std::vector<Tensor>& in_tensor_list,
@@ -112,28 +108,30 @@ std::shared_ptr<Work> alltoall(const std::vector<Tensor>& in_tensor_list,
   ProcessGroup* pg = member_pg(g, "alltoall");
   if (!pg) return skipped("alltoall", g);
   if (!in_tensor_list.empty()) fill_like(out_tensor_list, in_tensor_list[0], pg->size());
-  return finish(sync_op, [&] { return pg->alltoall(out_tensor_list, in_tensor_list); });
+  return finish(sync_op, pg->alltoall(out_tensor_list, in_tensor_list, {.async_op = !sync_op}));
 }
 
 std::shared_ptr<Work> send(const Tensor& tensor, int dst, Group* group, bool sync_op) {
   Group& g = detail::resolve_group(group);
   ProcessGroup* pg = member_pg(g, "send");
   if (!pg) return skipped("send", g);
-  return finish(sync_op, [&] { return pg->send(tensor, to_group_rank(g, dst, "send", "dst"), 0); });
+  const int peer = to_group_rank(g, dst, "send", "dst");
+  return finish(sync_op, pg->send(tensor, peer, {.tag = 0, .async_op = !sync_op}));
 }
 
 std::shared_ptr<Work> recv(Tensor& tensor, int src, Group* group, bool sync_op) {
   Group& g = detail::resolve_group(group);
   ProcessGroup* pg = member_pg(g, "recv");
   if (!pg) return skipped("recv", g);
-  return finish(sync_op, [&] { return pg->recv(tensor, to_group_rank(g, src, "recv", "src"), 0); });
+  const int peer = to_group_rank(g, src, "recv", "src");
+  return finish(sync_op, pg->recv(tensor, peer, {.tag = 0, .async_op = !sync_op}));
 }
 
 std::shared_ptr<Work> barrier(Group* group) {
   Group& g = detail::resolve_group(group);
   ProcessGroup* pg = member_pg(g, "barrier");
   if (!pg) return skipped("barrier", g);
-  return finish(true, [&] { return pg->barrier(); });
+  return finish(true, pg->barrier({.async_op = false}));
 }
 
 }  // namespace crew::dist

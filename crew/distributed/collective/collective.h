@@ -7,7 +7,8 @@
 //   std::vector<Tensor> parts;                             // filled with one tensor per rank
 //   crew::dist::all_gather(parts, x);
 //
-// Every call returns the op's Work; with sync_op = true it has already waited (group timeout).
+// Every call returns the op's Work; with sync_op = true it has already waited (Paddle's
+// spelling of the options structs' async_op = !sync_op; process_group.h has the contract).
 // src/dst are global ranks, translated to group ranks as in Paddle. A rank that is not a member
 // of `group` logs a warning and returns a completed Work. Before init_parallel_env every call
 // throws StateError("Call crew::dist::init_parallel_env first ..."); after it in a world of

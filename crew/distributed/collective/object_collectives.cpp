@@ -47,7 +47,7 @@ Object decode_prefix(const Tensor& t, int64_t size, const char* op, int from) {
 std::vector<int64_t> all_gather_sizes(ProcessGroup& pg, int64_t mine) {
   std::vector<Tensor> sizes;
   for (int r = 0; r < pg.size(); ++r) sizes.push_back(Tensor::empty({1}, DType::INT64));
-  pg.all_gather(sizes, Tensor::from_vector<int64_t>({mine}))->wait();
+  pg.all_gather(sizes, Tensor::from_vector<int64_t>({mine}), {.async_op = false})->wait();
   std::vector<int64_t> out;
   for (auto& s : sizes) out.push_back(s.to_vector<int64_t>()[0]);
   return out;
@@ -64,7 +64,7 @@ void all_gather_object(std::vector<Object>& out, const Object& obj, Group* group
   const int64_t max_size = std::max<int64_t>(1, *std::max_element(sizes.begin(), sizes.end()));
   std::vector<Tensor> gathered;
   for (int r = 0; r < pg->size(); ++r) gathered.push_back(Tensor::empty({max_size}, DType::UINT8));
-  pg->all_gather(gathered, padded_bytes(bytes, max_size))->wait();
+  pg->all_gather(gathered, padded_bytes(bytes, max_size), {.async_op = false})->wait();
   out.clear();
   for (int r = 0; r < pg->size(); ++r)
     out.push_back(decode_prefix(gathered[r], sizes[r], "all_gather_object", r));
@@ -78,7 +78,7 @@ void broadcast_object_list(std::vector<Object>& object_list, int src, Group* gro
   const bool is_root = pg->rank() == root;
   // Round 1: how many objects; round 2: their sizes; round 3: the bytes.
   Tensor count = Tensor::from_vector<int64_t>({is_root ? static_cast<int64_t>(object_list.size()) : 0});
-  pg->broadcast(count, root)->wait();
+  pg->broadcast(count, {.root = root, .async_op = false})->wait();
   const int64_t n = count.to_vector<int64_t>()[0];
   CREW_CHECK(n >= 0, "broadcast_object_list: src announced ", n, " objects");
   if (n == 0) {
@@ -95,7 +95,7 @@ void broadcast_object_list(std::vector<Object>& object_list, int src, Group* gro
     }
   }
   Tensor sizes = Tensor::from_vector<int64_t>(root_sizes);
-  pg->broadcast(sizes, root)->wait();
+  pg->broadcast(sizes, {.root = root, .async_op = false})->wait();
   const auto size_list = sizes.to_vector<int64_t>();
   int64_t total = 0;
   for (int64_t s : size_list) {
@@ -103,7 +103,7 @@ void broadcast_object_list(std::vector<Object>& object_list, int src, Group* gro
     total += s;
   }
   Tensor data = padded_bytes(all_bytes, std::max<int64_t>(total, 1));
-  pg->broadcast(data, root)->wait();
+  pg->broadcast(data, {.root = root, .async_op = false})->wait();
   if (is_root) return;
   object_list.clear();
   const std::vector<uint8_t> received = data.to_vector<uint8_t>();
@@ -132,7 +132,7 @@ void scatter_object_list(std::vector<Object>& out, const std::vector<Object>& in
   }
   // On the given group (Paddle broadcasts this size on the global group).
   Tensor max_tensor = Tensor::from_vector<int64_t>({max_size});
-  pg->broadcast(max_tensor, root)->wait();
+  pg->broadcast(max_tensor, {.root = root, .async_op = false})->wait();
   max_size = max_tensor.to_vector<int64_t>()[0];
   CREW_CHECK(max_size >= 1, "scatter_object_list: src announced ", max_size, " bytes");
   std::vector<Tensor> data_in, size_in;
@@ -142,8 +142,8 @@ void scatter_object_list(std::vector<Object>& out, const std::vector<Object>& in
   }
   Tensor data = Tensor::empty({max_size}, DType::UINT8);
   Tensor size = Tensor::empty({1}, DType::INT64);
-  pg->scatter(data, data_in, root)->wait();
-  pg->scatter(size, size_in, root)->wait();
+  pg->scatter(data, data_in, {.root = root, .async_op = false})->wait();
+  pg->scatter(size, size_in, {.root = root, .async_op = false})->wait();
   out.clear();
   out.push_back(decode_prefix(data, size.to_vector<int64_t>()[0], "scatter_object_list", root));
 }

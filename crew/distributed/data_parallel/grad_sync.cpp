@@ -101,7 +101,7 @@ void GradSync::broadcast_state(const std::vector<Tensor>& tensors) {
     if (total == 0) continue;
     Tensor flat = Tensor::uninitialized({total}, dtype, parts.front().place());
     kernels::pack_flat(parts, flat, 0);
-    group_->process_group()->broadcast(flat, 0)->wait();
+    group_->process_group()->broadcast(flat, {.root = 0, .async_op = false})->wait();
     kernels::unpack_flat(flat, 0, parts);
   }
 }

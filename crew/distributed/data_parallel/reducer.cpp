@@ -186,7 +186,7 @@ void Reducer::mark_ready(size_t index, bool has_grad) {
 void Reducer::launch_ready_buckets() {
   while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
     Bucket& bucket = buckets_[next_bucket_];
-    bucket.work = group_->all_reduce(bucket.flat, ReduceOp::AVG);
+    bucket.work = group_->all_reduce(bucket.flat, {.op = ReduceOp::AVG});
     ++next_bucket_;
   }
   if (next_bucket_ == buckets_.size()) finalize();
@@ -198,8 +198,9 @@ void Reducer::wait_bucket(Bucket& bucket) {
     return;
   }
   // Block (no sleep-polling, so the step goes on the moment the op completes), waking every
-  // poll_interval to run the check. A short wait's TimeoutError is not the op's: the op's own
-  // result comes from the plain wait() once it has completed.
+  // poll_interval to run the check. By the Work contract (process_group.h) wait(timeout)
+  // never runs the op here, and its TimeoutError with the op not completed is our limit, not
+  // the op's: the op's own result comes from the plain wait() once it has completed.
   for (;;) {
     try {
       bucket.work->wait(options_.poll_interval);

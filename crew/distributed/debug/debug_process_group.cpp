@@ -160,7 +160,7 @@ void DebugProcessGroup::check_agreement(uint64_t id, const OpRecord& record) {
   std::vector<Tensor> all;
   for (int r = 0; r < size_; ++r) all.push_back(Tensor::empty({kElems}, DType::INT64));
   try {
-    inner_->all_gather(all, local)->wait(options_.timeout);
+    inner_->all_gather(all, local, {.async_op = false})->wait();
   } catch (const TimeoutError& e) {
     core_->fail(id, e);
   } catch (const CommError& e) {
@@ -186,57 +186,65 @@ void DebugProcessGroup::check_agreement(uint64_t id, const OpRecord& record) {
              report.mismatch ? "" : "\n  desync: the ranks are at different collective numbers");
 }
 
-std::shared_ptr<Work> DebugProcessGroup::all_reduce(Tensor& tensor, ReduceOp op) {
-  return run(record_of("all_reduce", &tensor, -1, op), [&] { return inner_->all_reduce(tensor, op); });
+std::shared_ptr<Work> DebugProcessGroup::all_reduce(Tensor& tensor, const AllReduceOptions& options) {
+  return run(record_of("all_reduce", &tensor, -1, options.op),
+             [&] { return inner_->all_reduce(tensor, options); });
 }
 
-std::shared_ptr<Work> DebugProcessGroup::broadcast(Tensor& tensor, int root) {
-  return run(record_of("broadcast", &tensor, root), [&] { return inner_->broadcast(tensor, root); });
+std::shared_ptr<Work> DebugProcessGroup::broadcast(Tensor& tensor, const BroadcastOptions& options) {
+  return run(record_of("broadcast", &tensor, options.root),
+             [&] { return inner_->broadcast(tensor, options); });
 }
 
-std::shared_ptr<Work> DebugProcessGroup::reduce(Tensor& tensor, int root, ReduceOp op) {
-  return run(record_of("reduce", &tensor, root, op), [&] { return inner_->reduce(tensor, root, op); });
+std::shared_ptr<Work> DebugProcessGroup::reduce(Tensor& tensor, const ReduceOptions& options) {
+  return run(record_of("reduce", &tensor, options.root, options.op),
+             [&] { return inner_->reduce(tensor, options); });
 }
 
-std::shared_ptr<Work> DebugProcessGroup::all_gather(std::vector<Tensor>& outputs, const Tensor& input) {
-  return run(record_of("all_gather", &input), [&] { return inner_->all_gather(outputs, input); });
+std::shared_ptr<Work> DebugProcessGroup::all_gather(std::vector<Tensor>& outputs, const Tensor& input,
+                                                    const AllGatherOptions& options) {
+  return run(record_of("all_gather", &input), [&] { return inner_->all_gather(outputs, input, options); });
 }
 
-std::shared_ptr<Work> DebugProcessGroup::gather(std::vector<Tensor>& outputs, const Tensor& input, int root) {
-  return run(record_of("gather", &input, root), [&] { return inner_->gather(outputs, input, root); });
+std::shared_ptr<Work> DebugProcessGroup::gather(std::vector<Tensor>& outputs, const Tensor& input,
+                                                const GatherOptions& options) {
+  return run(record_of("gather", &input, options.root),
+             [&] { return inner_->gather(outputs, input, options); });
 }
 
 std::shared_ptr<Work> DebugProcessGroup::scatter(Tensor& output, const std::vector<Tensor>& inputs,
-                                                 int root) {
-  return run(record_of("scatter", &output, root), [&] { return inner_->scatter(output, inputs, root); });
+                                                 const ScatterOptions& options) {
+  return run(record_of("scatter", &output, options.root),
+             [&] { return inner_->scatter(output, inputs, options); });
 }
 
 std::shared_ptr<Work> DebugProcessGroup::reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs,
-                                                        ReduceOp op) {
-  return run(record_of("reduce_scatter", &output, -1, op),
-             [&] { return inner_->reduce_scatter(output, inputs, op); });
+                                                        const ReduceScatterOptions& options) {
+  return run(record_of("reduce_scatter", &output, -1, options.op),
+             [&] { return inner_->reduce_scatter(output, inputs, options); });
 }
 
 std::shared_ptr<Work> DebugProcessGroup::alltoall(std::vector<Tensor>& outputs,
-                                                  const std::vector<Tensor>& inputs) {
+                                                  const std::vector<Tensor>& inputs,
+                                                  const AllToAllOptions& options) {
   return run(record_of("alltoall", inputs.empty() ? nullptr : &inputs[0]),
-             [&] { return inner_->alltoall(outputs, inputs); });
+             [&] { return inner_->alltoall(outputs, inputs, options); });
 }
 
-std::shared_ptr<Work> DebugProcessGroup::send(const Tensor& tensor, int dst, int tag) {
+std::shared_ptr<Work> DebugProcessGroup::send(const Tensor& tensor, int dst, const SendOptions& options) {
   OpRecord r = record_of("send", &tensor, dst);
   r.p2p = true;
-  return run(std::move(r), [&] { return inner_->send(tensor, dst, tag); });
+  return run(std::move(r), [&] { return inner_->send(tensor, dst, options); });
 }
 
-std::shared_ptr<Work> DebugProcessGroup::recv(Tensor& tensor, int src, int tag) {
+std::shared_ptr<Work> DebugProcessGroup::recv(Tensor& tensor, int src, const RecvOptions& options) {
   OpRecord r = record_of("recv", &tensor, src);
   r.p2p = true;
-  return run(std::move(r), [&] { return inner_->recv(tensor, src, tag); });
+  return run(std::move(r), [&] { return inner_->recv(tensor, src, options); });
 }
 
-std::shared_ptr<Work> DebugProcessGroup::barrier() {
-  return run(record_of("barrier", nullptr), [&] { return inner_->barrier(); });
+std::shared_ptr<Work> DebugProcessGroup::barrier(const BarrierOptions& options) {
+  return run(record_of("barrier", nullptr), [&] { return inner_->barrier(options); });
 }
 
 std::shared_ptr<ProcessGroup> wrap_for_debug(std::shared_ptr<ProcessGroup> pg, std::shared_ptr<Store> store,

@@ -3,19 +3,18 @@
 // init_parallel_env and new_group give every multi-rank group one (see docs/hang_detection.md).
 //
 //   auto pg = std::make_shared<DebugProcessGroup>(gloo_pg, group_store, DebugOptions::from_env());
-//   pg->all_reduce(t, ReduceOp::SUM)->wait();
+//   pg->all_reduce(t, {.op = ReduceOp::SUM})->wait();
 //   // on a collective timeout or failure, e.g.:
 //   //   TimeoutError "all_reduce (rank 1, seq 57, group default): timed out after 5 s
 //   //   collectives of group default (gathered by rank 1): rank 0 is in broadcast #57 (...); ..."
 //
 // It records each op (CollectiveTrace). When an op fails with TimeoutError or CommError
-// (waited with the group's full timeout), every rank's state is gathered through the store
-// within report_timeout and the error carries the report: DesyncError when ranks issued
-// different collectives, else the original error type. A watchdog thread answers other
-// ranks' report requests and, when a pending op has made no progress for hang_timeout,
-// gathers the report and logs it at ERROR (the op itself still fails only at its timeout).
-// With detail, every collective first all-gathers a fingerprint of its op, size, dtype and
-// root through the wrapped group and throws DesyncError at once when the ranks disagree.
+// (its own failure, not a caller's wait(timeout) running out), every rank's state is gathered through the
+// store within report_timeout and the error carries the report: DesyncError when ranks issued different
+// collectives, else the original error type. A watchdog thread answers other ranks' report requests and, when
+// a pending op has made no progress for hang_timeout, gathers the report and logs it at ERROR (the op itself
+// still fails only at its timeout). With detail, every collective first all-gathers a fingerprint of its op,
+// size, dtype and root through the wrapped group and throws DesyncError at once when the ranks disagree.
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -80,18 +79,22 @@ class DebugProcessGroup final : public ProcessGroup {
   // The reports the watchdog logged so far.
   std::vector<std::string> hang_reports() const;
 
-  std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op) override;
-  std::shared_ptr<Work> broadcast(Tensor& tensor, int root) override;
-  std::shared_ptr<Work> reduce(Tensor& tensor, int root, ReduceOp op) override;
-  std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input) override;
-  std::shared_ptr<Work> gather(std::vector<Tensor>& outputs, const Tensor& input, int root) override;
-  std::shared_ptr<Work> scatter(Tensor& output, const std::vector<Tensor>& inputs, int root) override;
+  std::shared_ptr<Work> all_reduce(Tensor& tensor, const AllReduceOptions& options) override;
+  std::shared_ptr<Work> broadcast(Tensor& tensor, const BroadcastOptions& options) override;
+  std::shared_ptr<Work> reduce(Tensor& tensor, const ReduceOptions& options) override;
+  std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input,
+                                   const AllGatherOptions& options) override;
+  std::shared_ptr<Work> gather(std::vector<Tensor>& outputs, const Tensor& input,
+                               const GatherOptions& options) override;
+  std::shared_ptr<Work> scatter(Tensor& output, const std::vector<Tensor>& inputs,
+                                const ScatterOptions& options) override;
   std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs,
-                                       ReduceOp op) override;
-  std::shared_ptr<Work> alltoall(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs) override;
-  std::shared_ptr<Work> send(const Tensor& tensor, int dst, int tag) override;
-  std::shared_ptr<Work> recv(Tensor& tensor, int src, int tag) override;
-  std::shared_ptr<Work> barrier() override;
+                                       const ReduceScatterOptions& options) override;
+  std::shared_ptr<Work> alltoall(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                                 const AllToAllOptions& options) override;
+  std::shared_ptr<Work> send(const Tensor& tensor, int dst, const SendOptions& options) override;
+  std::shared_ptr<Work> recv(Tensor& tensor, int src, const RecvOptions& options) override;
+  std::shared_ptr<Work> barrier(const BarrierOptions& options) override;
   // The wrapped group's (not recorded: it is no collective of the program's own).
   Tensor allocate_buffer(int64_t numel, DType dtype) override {
     return inner_->allocate_buffer(numel, dtype);

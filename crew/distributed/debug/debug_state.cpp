@@ -119,23 +119,29 @@ void DebugState::poll_completions() {
 }
 
 DebugWork::DebugWork(std::shared_ptr<DebugState> core, uint64_t id, std::shared_ptr<Work> inner)
-    : core_(std::move(core)), id_(id), inner_(std::move(inner)) {
-  default_timeout_ = core_->group_timeout;
-}
+    : core_(std::move(core)), id_(id), inner_(std::move(inner)) {}
 
-void DebugWork::wait(std::chrono::milliseconds timeout) {
+template <typename Wait>
+void DebugWork::wait_reporting(bool caller_limit, Wait wait_inner) {
   try {
-    // The full group timeout is passed on unchanged, so a backend may still run the op inline.
-    inner_->wait(timeout);
+    wait_inner();
   } catch (const TimeoutError& e) {
-    // A caller's shorter wait is not the collective timing out: the op may still complete.
-    if (timeout < core_->group_timeout) throw;
+    // A caller's wait(timeout) running out is not the collective timing out: the op goes on.
+    if (caller_limit && !inner_->is_completed()) throw;
     core_->fail(id_, e);
   } catch (const CommError& e) {
     core_->fail(id_, e);
   }
   core_->trace.complete(id_, /*failed=*/false);
   core_->forget(id_);
+}
+
+void DebugWork::wait() {
+  wait_reporting(false, [&] { inner_->wait(); });
+}
+
+void DebugWork::wait(std::chrono::milliseconds timeout) {
+  wait_reporting(true, [&] { inner_->wait(timeout); });
 }
 
 bool DebugWork::is_completed() { return inner_->is_completed(); }

@@ -56,16 +56,22 @@ struct DebugState {
   std::atomic<bool> final_to_withdraw_{false};
 };
 
-// The Work of a DebugProcessGroup op: waits on the wrapped Work and, when it fails after a
-// wait of the group's full timeout, fails with the report instead.
+// The Work of a DebugProcessGroup op: waits on the wrapped Work and, when the op itself
+// fails (not a caller's wait(timeout) running out), fails with the report instead.
 class DebugWork final : public Work {
  public:
   DebugWork(std::shared_ptr<DebugState> core, uint64_t id, std::shared_ptr<Work> inner);
-  using Work::wait;
+  void wait() override;
   void wait(std::chrono::milliseconds timeout) override;
   bool is_completed() override;
+  void then(Callback callback) override { inner_->then(std::move(callback)); }
 
  private:
+  // Waits with `wait_inner`; turns the op's own TimeoutError or CommError into the report
+  // (with caller_limit, a TimeoutError on an op not yet complete is the caller's: rethrown).
+  template <typename Wait>
+  void wait_reporting(bool caller_limit, Wait wait_inner);
+
   std::shared_ptr<DebugState> core_;
   uint64_t id_;
   std::shared_ptr<Work> inner_;

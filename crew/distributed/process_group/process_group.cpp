@@ -25,6 +25,17 @@ const char* reduce_op_name(ReduceOp op) {
   return "UNKNOWN";
 }
 
+void Work::run_callbacks(std::vector<Callback>& callbacks, const std::exception_ptr& error) {
+  for (auto& callback : callbacks) {
+    try {
+      callback(error);
+    } catch (...) {
+      // A callback's failure is not the op's: the op's result stays what wait() reports.
+    }
+  }
+  callbacks.clear();
+}
+
 Tensor ProcessGroup::allocate_buffer(int64_t numel, DType dtype) {
   CREW_CHECK(numel >= 0, "allocate_buffer (rank ", rank_, ", group ", options_.group_name,
              "): numel must be >= 0, got ", numel);
@@ -141,48 +152,52 @@ class SelfProcessGroup final : public ProcessGroup {
   explicit SelfProcessGroup(ProcessGroupOptions options) : ProcessGroup(0, 1, std::move(options)) {}
   std::string backend_name() const override { return "self"; }
 
-  std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op) override {
+  std::shared_ptr<Work> all_reduce(Tensor& tensor, const AllReduceOptions&) override {
     detail::check_tensor(*this, "all_reduce", tensor, "tensor");
     return done("all_reduce");
   }
-  std::shared_ptr<Work> broadcast(Tensor& tensor, int root) override {
+  std::shared_ptr<Work> broadcast(Tensor& tensor, const BroadcastOptions& options) override {
     detail::check_tensor(*this, "broadcast", tensor, "tensor");
-    detail::check_peer(*this, "broadcast", root, "root");
+    detail::check_peer(*this, "broadcast", options.root, "root");
     return done("broadcast");
   }
-  std::shared_ptr<Work> reduce(Tensor& tensor, int root, ReduceOp op) override {
+  std::shared_ptr<Work> reduce(Tensor& tensor, const ReduceOptions& options) override {
     detail::check_tensor(*this, "reduce", tensor, "tensor");
-    detail::check_peer(*this, "reduce", root, "root");
+    detail::check_peer(*this, "reduce", options.root, "root");
     return done("reduce");
   }
-  std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input) override {
+  std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input,
+                                   const AllGatherOptions&) override {
     detail::check_tensor(*this, "all_gather", input, "input");
     detail::check_list(*this, "all_gather", outputs, input, "output");
     outputs[0].copy_(input);
     return done("all_gather");
   }
-  std::shared_ptr<Work> gather(std::vector<Tensor>& outputs, const Tensor& input, int root) override {
+  std::shared_ptr<Work> gather(std::vector<Tensor>& outputs, const Tensor& input,
+                               const GatherOptions& options) override {
     detail::check_tensor(*this, "gather", input, "input");
-    detail::check_peer(*this, "gather", root, "root");
+    detail::check_peer(*this, "gather", options.root, "root");
     detail::check_list(*this, "gather", outputs, input, "output");
     outputs[0].copy_(input);
     return done("gather");
   }
-  std::shared_ptr<Work> scatter(Tensor& output, const std::vector<Tensor>& inputs, int root) override {
+  std::shared_ptr<Work> scatter(Tensor& output, const std::vector<Tensor>& inputs,
+                                const ScatterOptions& options) override {
     detail::check_tensor(*this, "scatter", output, "output");
-    detail::check_peer(*this, "scatter", root, "root");
+    detail::check_peer(*this, "scatter", options.root, "root");
     detail::check_list(*this, "scatter", inputs, output, "input");
     output.copy_(inputs[0]);
     return done("scatter");
   }
   std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs,
-                                       ReduceOp op) override {
+                                       const ReduceScatterOptions&) override {
     detail::check_tensor(*this, "reduce_scatter", output, "output");
     detail::check_list(*this, "reduce_scatter", inputs, output, "input");
     output.copy_(inputs[0]);
     return done("reduce_scatter");
   }
-  std::shared_ptr<Work> alltoall(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs) override {
+  std::shared_ptr<Work> alltoall(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                                 const AllToAllOptions&) override {
     CREW_CHECK(!inputs.empty(), "alltoall (rank 0, group ", options_.group_name,
                "): expected 1 input tensor, got 0");
     detail::check_list(*this, "alltoall", inputs, inputs[0], "input");
@@ -190,15 +205,15 @@ class SelfProcessGroup final : public ProcessGroup {
     outputs[0].copy_(inputs[0]);
     return done("alltoall");
   }
-  std::shared_ptr<Work> send(const Tensor& tensor, int dst, int tag) override {
+  std::shared_ptr<Work> send(const Tensor&, int, const SendOptions&) override {
     CREW_THROW(ValueError, "send (rank 0, group ", options_.group_name,
                "): a group of one rank has no peer to send to");
   }
-  std::shared_ptr<Work> recv(Tensor& tensor, int src, int tag) override {
+  std::shared_ptr<Work> recv(Tensor&, int, const RecvOptions&) override {
     CREW_THROW(ValueError, "recv (rank 0, group ", options_.group_name,
                "): a group of one rank has no peer to receive from");
   }
-  std::shared_ptr<Work> barrier() override { return done("barrier"); }
+  std::shared_ptr<Work> barrier(const BarrierOptions&) override { return done("barrier"); }
 
  private:
   std::shared_ptr<Work> done(const char* op) {

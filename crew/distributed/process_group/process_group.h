@@ -1,49 +1,84 @@
 #pragma once
 // ProcessGroup: the collectives every communication backend provides (Gloo over TCP, shared
-// memory within a host, ...), and Work, the handle of an asynchronous collective.
+// memory within a host, ...), each taking one options struct (as c10d's AllreduceOptions),
+// and Work, the handle of an issued collective.
 //
-//   auto work = pg.all_reduce(grad, ReduceOp::SUM);   // starts; returns at once
-//   ...                                               // overlap other work
-//   work->wait();                                     // rethrows a failure or TimeoutError
+//   auto work = pg.all_reduce(grad, {.op = ReduceOp::SUM});  // starts; returns at once
+//   ...                                                      // overlap other work
+//   work->wait();                                            // rethrows a failure
+//   pg.broadcast(t, {.root = 0, .async_op = false})->wait(); // "I wait at once"
 //
 // Ordering rule: on each group, collectives run in the order they are issued, and every
 // member must issue the same collectives in the same order (each call takes the group's next
 // sequence number, which error messages report). Tensors must be contiguous; a tensor passed
-// to an async collective must stay alive and untouched until its Work completes.
+// to a collective must stay alive and untouched until its Work completes.
+//
+// The Work contract (every backend keeps it; tests/distributed/work_contract_test.cpp):
+// - wait(): blocks until the op completed and rethrows its error (CommError, TimeoutError,
+//   DesyncError, ...). The op's own timeout bounds it (the op fails with its own
+//   TimeoutError, which names the rank it waited for). If nothing has started the op and
+//   nothing runs before it, a backend may run it on the waiting thread.
+// - wait(timeout): waits at most `timeout` and never runs the op on the calling thread (it
+//   could not be abandoned after `timeout`); it makes sure the backend's own thread runs it.
+//   When the op has not completed by then it throws TimeoutError "<op> (rank r, seq s, group
+//   g): did not complete within <timeout>"; the op goes on, and a later wait() or
+//   is_completed() sees its result. wait(0ms) polls: it returns (or rethrows the op's error)
+//   when the op is done and throws that TimeoutError otherwise. Whether a TimeoutError is
+//   the op's own or the caller's limit: is_completed() is true only after the op's own.
+// - is_completed(): whether the op has finished (successfully or not); never blocks.
+// - then(callback): runs callback(error) once, when the op's data is ready (error is null on
+//   success). A CPU backend calls it when the op completes, on the thread that completed it
+//   (its worker, or a waiter that ran the op), after wait() would return; on an op already
+//   complete it runs at once on the calling thread. A device (GPU) backend calls it once the
+//   op is ordered on a stream: its kernels are enqueued on the group's communication stream
+//   and the caller's current stream has been made to wait on an event recorded after them,
+//   so device work the callback enqueues on the current stream sees the result, while host
+//   code must still wait() before it reads the tensor. A callback must not block and must not
+//   wait() on ops of the same group; exceptions it throws are dropped.
+//
+// async_op in every options struct says how the caller will wait. true (the default): the op
+// progresses on the backend's own thread while the caller does other work. false: the caller
+// promises to call wait() right away, so a backend may leave the op to that wait (running it
+// inline saves two thread hand-offs, which cost more than a small shm all_reduce) instead of
+// waking its worker. Either way the op completes however the caller waits.
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "crew/distributed/process_group/collective_options.h"
 #include "crew/tensor/tensor.h"
 
 namespace crew::dist {
 
-enum class ReduceOp { SUM, MAX, MIN, PROD, AVG };
-const char* reduce_op_name(ReduceOp op);
-
-// The handle of one collective.
+// The handle of one collective (the contract is at the top of this file).
 class Work {
  public:
+  // Called once with the op's error (nullptr on success).
+  using Callback = std::function<void(std::exception_ptr error)>;
+
   virtual ~Work() = default;
-  // Blocks until the collective finished; rethrows its error (CommError, TimeoutError, ...).
+  // Blocks until the op completed; may run it on this thread; rethrows its error.
+  virtual void wait() = 0;
+  // Blocks at most `timeout`, never runs the op here; TimeoutError when it is not done.
   virtual void wait(std::chrono::milliseconds timeout) = 0;
   virtual bool is_completed() = 0;
-  void wait() { wait(default_timeout_); }
+  // Runs `callback` once when the op's data is ready (at once if it already is).
+  virtual void then(Callback callback) = 0;
 
  protected:
-  // How long wait(timeout) blocks: a wait as long as the op's own timeout gets a grace, so
-  // that the op fails first with its own error (which names the missing rank).
-  std::chrono::milliseconds wait_limit(std::chrono::milliseconds timeout) const {
-    if (timeout < default_timeout_ || timeout > std::chrono::milliseconds::max() - kOpTimeoutGrace) {
-      return timeout;
-    }
-    return timeout + kOpTimeoutGrace;
-  }
+  // What wait() allows beyond the op's own timeout, so that the op fails first with its own
+  // error (which names the missing rank) rather than the wait with a vaguer one.
   static constexpr std::chrono::milliseconds kOpTimeoutGrace{2000};
-  std::chrono::milliseconds default_timeout_{std::chrono::minutes(30)};
+  static std::chrono::milliseconds wait_limit(std::chrono::milliseconds op_timeout) {
+    return op_timeout > std::chrono::milliseconds::max() - kOpTimeoutGrace ? op_timeout
+                                                                           : op_timeout + kOpTimeoutGrace;
+  }
+  // Runs the callbacks (each once, exceptions dropped): what a backend's completion calls.
+  static void run_callbacks(std::vector<Callback>& callbacks, const std::exception_ptr& error);
 };
 
 struct ProcessGroupOptions {
@@ -66,25 +101,34 @@ class ProcessGroup {
   virtual std::string backend_name() const = 0;
 
   // In place: every rank ends with the reduction of all ranks' tensors.
-  virtual std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op) = 0;
-  // In place: every rank ends with root's tensor.
-  virtual std::shared_ptr<Work> broadcast(Tensor& tensor, int root) = 0;
+  virtual std::shared_ptr<Work> all_reduce(Tensor& tensor, const AllReduceOptions& options = {}) = 0;
+  // In place: every rank ends with options.root's tensor.
+  virtual std::shared_ptr<Work> broadcast(Tensor& tensor, const BroadcastOptions& options = {}) = 0;
   // In place on root: root ends with the reduction; other ranks' tensors are unspecified.
-  virtual std::shared_ptr<Work> reduce(Tensor& tensor, int root, ReduceOp op) = 0;
+  virtual std::shared_ptr<Work> reduce(Tensor& tensor, const ReduceOptions& options = {}) = 0;
   // outputs[r] receives rank r's input; outputs has size() tensors shaped like input.
-  virtual std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input) = 0;
+  virtual std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input,
+                                           const AllGatherOptions& options = {}) = 0;
   // On root, outputs[r] receives rank r's input; elsewhere outputs is ignored.
-  virtual std::shared_ptr<Work> gather(std::vector<Tensor>& outputs, const Tensor& input, int root) = 0;
+  virtual std::shared_ptr<Work> gather(std::vector<Tensor>& outputs, const Tensor& input,
+                                       const GatherOptions& options = {}) = 0;
   // Rank r receives root's inputs[r]; inputs is read on root only.
-  virtual std::shared_ptr<Work> scatter(Tensor& output, const std::vector<Tensor>& inputs, int root) = 0;
+  virtual std::shared_ptr<Work> scatter(Tensor& output, const std::vector<Tensor>& inputs,
+                                        const ScatterOptions& options = {}) = 0;
   // Rank r receives the reduction over ranks of inputs[r].
   virtual std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs,
-                                               ReduceOp op) = 0;
+                                               const ReduceScatterOptions& options = {}) = 0;
   // outputs[r] receives rank r's inputs[this rank].
-  virtual std::shared_ptr<Work> alltoall(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs) = 0;
-  virtual std::shared_ptr<Work> send(const Tensor& tensor, int dst, int tag) = 0;
-  virtual std::shared_ptr<Work> recv(Tensor& tensor, int src, int tag) = 0;
-  virtual std::shared_ptr<Work> barrier() = 0;
+  virtual std::shared_ptr<Work> alltoall(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                                         const AllToAllOptions& options = {}) = 0;
+  virtual std::shared_ptr<Work> send(const Tensor& tensor, int dst, const SendOptions& options = {}) = 0;
+  virtual std::shared_ptr<Work> recv(Tensor& tensor, int src, const RecvOptions& options = {}) = 0;
+  virtual std::shared_ptr<Work> barrier(const BarrierOptions& options = {}) = 0;
+
+  // The timeout an op with this option runs under: its own, or the group's when it has none.
+  std::chrono::milliseconds op_timeout(std::chrono::milliseconds option) const {
+    return option.count() > 0 ? option : options_.timeout;
+  }
 
   // A zero-filled 1-d tensor for this group's collectives, placed where the backend can
   // reduce it in place (as NCCL's registered buffers): shm maps it into every rank, so an

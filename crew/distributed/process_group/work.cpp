@@ -16,17 +16,30 @@ std::string format_duration(std::chrono::milliseconds d) {
   return str_cat(ms, " ms");
 }
 
-FutureWork::FutureWork(OpInfo info, std::chrono::milliseconds default_timeout) : info_(std::move(info)) {
-  default_timeout_ = default_timeout;
+FutureWork::FutureWork(OpInfo info, std::chrono::milliseconds op_timeout)
+    : info_(std::move(info)), op_timeout_(op_timeout) {}
+
+bool FutureWork::wait_done(std::chrono::milliseconds limit) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return done_cv_.wait_for(lock, limit, [this] { return done_; });
+}
+
+void FutureWork::wait() {
+  if (run_inline_ && !is_completed()) run_inline_(this, /*may_run=*/true);
+  if (!wait_done(wait_limit(op_timeout_))) {
+    CREW_THROW(TimeoutError, info_.describe(), ": timed out after ", format_duration(op_timeout_));
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (error_) std::rethrow_exception(error_);
 }
 
 void FutureWork::wait(std::chrono::milliseconds timeout) {
-  // Only a wait as long as the op's own timeout may run it inline: the op may block that long.
-  if (run_inline_ && !is_completed()) run_inline_(this, timeout >= default_timeout_);
-  std::unique_lock<std::mutex> lock(mutex_);
-  if (!done_cv_.wait_for(lock, wait_limit(timeout), [this] { return done_; })) {
-    CREW_THROW(TimeoutError, info_.describe(), ": timed out after ", format_duration(timeout));
+  // Never inline: an op running on this thread could not be left after `timeout`.
+  if (run_inline_ && !is_completed()) run_inline_(this, /*may_run=*/false);
+  if (!wait_done(timeout)) {
+    CREW_THROW(TimeoutError, info_.describe(), ": did not complete within ", format_duration(timeout));
   }
+  std::lock_guard<std::mutex> lock(mutex_);
   if (error_) std::rethrow_exception(error_);
 }
 
@@ -35,14 +48,31 @@ bool FutureWork::is_completed() {
   return done_;
 }
 
+void FutureWork::then(Callback callback) {
+  std::exception_ptr error;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!done_) {
+      callbacks_.push_back(std::move(callback));
+      return;
+    }
+    error = error_;
+  }
+  std::vector<Callback> now{std::move(callback)};
+  run_callbacks(now, error);
+}
+
 void FutureWork::mark_done(std::exception_ptr error) {
+  std::vector<Callback> callbacks;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (done_) return;
     done_ = true;
-    error_ = std::move(error);
+    error_ = error;
+    callbacks.swap(callbacks_);
   }
   done_cv_.notify_all();
+  run_callbacks(callbacks, error);
 }
 
 std::shared_ptr<Work> completed_work(OpInfo info) {

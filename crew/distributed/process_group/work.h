@@ -6,7 +6,7 @@
 //   auto work = std::make_shared<FutureWork>(OpInfo{"all_reduce", 1, 42, "default"}, timeout);
 //   // worker thread:  work->mark_done();  or  work->mark_done(std::current_exception());
 //   work->wait(std::chrono::seconds(30));  // rethrows, or TimeoutError
-//   //   "all_reduce (rank 1, seq 42, group default): timed out after 30 s"
+//   //   "all_reduce (rank 1, seq 42, group default): did not complete within 30 s"
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "crew/distributed/process_group/process_group.h"
 
@@ -33,34 +34,44 @@ struct OpInfo {
 // Formats a duration for messages: "30 s", "1500 ms", "30 min".
 std::string format_duration(std::chrono::milliseconds d);
 
-// A Work completed from another thread with mark_done().
+// A Work completed from another thread with mark_done(), keeping the Work contract of
+// process_group.h.
 class FutureWork : public Work {
  public:
-  FutureWork(OpInfo info, std::chrono::milliseconds default_timeout);
+  // `op_timeout` bounds the op itself; wait() allows it that long (plus a grace).
+  FutureWork(OpInfo info, std::chrono::milliseconds op_timeout);
 
-  using Work::wait;
-  // Blocks up to `timeout`; rethrows the op's error; TimeoutError naming the op otherwise.
+  void wait() override;
+  // TimeoutError "<op>: did not complete within <timeout>" when the op is not done by then.
   void wait(std::chrono::milliseconds timeout) override;
   bool is_completed() override;
+  void then(Callback callback) override;
 
-  // Marks the op finished, with its error (nullptr = success). Only the first call counts.
+  // Marks the op finished, with its error (nullptr = success), then runs the callbacks. Only
+  // the first call counts.
   void mark_done(std::exception_ptr error = nullptr);
   const OpInfo& info() const { return info_; }
+  std::chrono::milliseconds op_timeout() const { return op_timeout_; }
 
-  // Called by every wait() on an op not yet done, with may_run = whether this wait may run the
-  // op on the waiting thread (a wait with at least the default timeout): the runner runs it
-  // when nothing runs before it (saves two thread hand-offs) and returns whether it did;
-  // otherwise it makes sure the worker will run it.
+  // Called by every wait on an op not yet done, with may_run = true from wait() (which may
+  // run the op on the waiting thread) and false from wait(timeout): the runner runs it when
+  // may_run and nothing runs before it (saves two thread hand-offs) and returns whether it
+  // did; otherwise it makes sure the worker will run it.
   void set_inline_runner(std::function<bool(FutureWork*, bool may_run)> run_inline) {
     run_inline_ = std::move(run_inline);
   }
 
  private:
+  // Waits up to `limit` for mark_done; false on timeout.
+  bool wait_done(std::chrono::milliseconds limit);
+
   OpInfo info_;
+  std::chrono::milliseconds op_timeout_;
   std::mutex mutex_;
   std::condition_variable done_cv_;
   bool done_ = false;
   std::exception_ptr error_;
+  std::vector<Callback> callbacks_;
   std::function<bool(FutureWork*, bool)> run_inline_;
 };
 

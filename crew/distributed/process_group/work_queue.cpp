@@ -2,7 +2,6 @@
 
 #include "crew/core/check.h"
 #include "crew/core/error.h"
-#include "crew/distributed/process_group/wait_at_once.h"
 
 namespace crew::dist {
 
@@ -20,10 +19,11 @@ WorkQueue::~WorkQueue() {
   if (worker_.joinable()) worker_.join();
 }
 
-std::shared_ptr<FutureWork> WorkQueue::submit(const std::string& op, Task task) {
+std::shared_ptr<FutureWork> WorkQueue::submit(const std::string& op, Task task, bool async_op,
+                                              std::chrono::milliseconds op_timeout) {
   std::lock_guard<std::mutex> lock(mutex_);
   OpInfo info{op, rank_, next_seq_++, group_name_};
-  auto work = std::make_shared<FutureWork>(info, timeout_);
+  auto work = std::make_shared<FutureWork>(info, op_timeout.count() > 0 ? op_timeout : timeout_);
   if (stopping_) {
     work->mark_done(std::make_exception_ptr(
         StateError(str_cat(info.describe(), ": the process group has been destroyed"))));
@@ -32,7 +32,7 @@ std::shared_ptr<FutureWork> WorkQueue::submit(const std::string& op, Task task) 
   work->set_inline_runner([this](FutureWork* w, bool may_run) { return run_inline(w, may_run); });
   queue_.push_back(Item{work, std::move(task)});
   // A caller that waits at once runs the op inline, or wakes the worker from wait().
-  if (!WaitAtOnceScope::active()) cv_.notify_all();
+  if (async_op) cv_.notify_all();
   return work;
 }
 

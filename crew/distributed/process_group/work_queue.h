@@ -7,9 +7,10 @@
 //   auto work = queue.submit("all_reduce", [&](const OpInfo& info) { ...gloo call... });
 //   work->wait();
 //
-// A wait() with the group's full timeout on an op that nothing runs before runs it on the
+// A wait() (no timeout of the caller's) on an op that nothing runs before runs it on the
 // waiting thread instead (the order is unchanged: only the next op, with none running). An op
-// submitted in a WaitAtOnceScope does not wake the worker: its wait() runs it or wakes it.
+// submitted with async_op = false does not wake the worker: its wait() runs it, or a
+// wait(timeout) wakes the worker.
 //
 // After an op fails with a communication error or a timeout, the peers are in an unknown
 // state, so every later op fails at once with a CommError naming the first failure. A
@@ -40,7 +41,10 @@ class WorkQueue {
   WorkQueue& operator=(const WorkQueue&) = delete;
 
   // Queues `task` under the next sequence number; the Work completes when it returns/throws.
-  std::shared_ptr<FutureWork> submit(const std::string& op, Task task);
+  // async_op = false: the caller waits at once, so the worker is not woken. op_timeout bounds
+  // the op's wait() (kGroupTimeout: the queue's timeout).
+  std::shared_ptr<FutureWork> submit(const std::string& op, Task task, bool async_op = true,
+                                     std::chrono::milliseconds op_timeout = kGroupTimeout);
   // Ops submitted so far.
   uint64_t submitted() const;
 
@@ -51,7 +55,7 @@ class WorkQueue {
   };
   void run();
   // Runs `work` here if may_run, it is next and nothing is running; true if it did. Otherwise
-  // wakes the worker, which an op issued in a WaitAtOnceScope did not.
+  // wakes the worker, which an op submitted with async_op = false did not.
   bool run_inline(FutureWork* work, bool may_run);
   // Runs one dequeued item (the caller set running_).
   void execute(Item& item);

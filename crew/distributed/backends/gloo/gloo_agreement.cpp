@@ -1,9 +1,11 @@
 #include "crew/distributed/backends/gloo/gloo_agreement.h"
 
-#include <gloo/allgather.h>
 #include <gloo/context.h>
+#include <gloo/transport/unbound_buffer.h>
+#include <gloo/types.h>
 
 #include <array>
+#include <cstring>
 #include <vector>
 
 #include "crew/core/check.h"
@@ -71,24 +73,54 @@ GlooCall GlooCall::from_wire(const int64_t* in) {
   return c;
 }
 
-void agree_on_call(const std::shared_ptr<::gloo::Context>& context, const GlooCall& mine, uint32_t tag,
-                   std::chrono::milliseconds timeout, const OpInfo& info) {
-  constexpr int kElems = GlooCall::kWireElems;
-  std::array<int64_t, kElems> wire{};
-  mine.to_wire(wire.data());
-  std::vector<int64_t> all(static_cast<size_t>(context->size) * kElems);
-  ::gloo::AllgatherOptions opts(context);
-  opts.setInput<int64_t>(wire.data(), kElems);
-  opts.setOutput<int64_t>(all.data(), all.size());
-  opts.setTag(tag);
-  opts.setTimeout(timeout);
-  ::gloo::allgather(opts);
-  for (int r = 0; r < context->size; ++r) {
-    if (r == context->rank) continue;
-    const GlooCall theirs = GlooCall::from_wire(all.data() + static_cast<size_t>(r) * kElems);
+namespace {
+constexpr uint8_t kPreambleSlotPrefix = 0xF2;  // crew's own (Gloo's algorithms use low prefixes)
+}
+
+void GlooPreamble::exchange(const std::shared_ptr<::gloo::Context>& context, const GlooCall& mine,
+                            uint32_t tag, std::chrono::milliseconds timeout, const OpInfo& info,
+                            const PreambleDataFn& data_for) {
+  static_assert(kMessageBytes % sizeof(uint64_t) == 0 && kPreambleHeaderBytes % sizeof(uint64_t) == 0);
+  const int size = context->size;
+  const int rank = context->rank;
+  const size_t words = static_cast<size_t>(size) * kMessageBytes / sizeof(uint64_t);
+  if (out_.size() < words) {
+    out_.resize(words);
+    in_.resize(words);
+  }
+  auto* out = reinterpret_cast<uint8_t*>(out_.data());
+  auto* in = reinterpret_cast<uint8_t*>(in_.data());
+  int64_t header[GlooCall::kWireElems];
+  mine.to_wire(header);
+  auto send_buf = context->createUnboundBuffer(out, words * sizeof(uint64_t));
+  auto recv_buf = context->createUnboundBuffer(in, words * sizeof(uint64_t));
+  const uint64_t slot = ::gloo::Slot::build(kPreambleSlotPrefix, tag);
+  for (int peer = 0; peer < size; ++peer) {
+    if (peer == rank) continue;
+    const size_t at = static_cast<size_t>(peer) * kMessageBytes;
+    // Posted at full size: a peer's message never exceeds it, whatever that peer issued.
+    recv_buf->recv(peer, slot, at, kMessageBytes);
+    const PreambleData data = data_for ? data_for(peer) : PreambleData{};
+    CREW_INTERNAL_ASSERT(data.bytes <= kPreambleDataBytes, "gloo preamble: ", data.bytes, " bytes of data");
+    std::memcpy(out + at, header, kPreambleHeaderBytes);
+    if (data.bytes > 0) std::memcpy(out + at + kPreambleHeaderBytes, data.data, data.bytes);
+    send_buf->send(peer, slot, at, kPreambleHeaderBytes + data.bytes);
+  }
+  for (int i = 0; i < size - 1; ++i) {
+    if (!recv_buf->waitRecv(timeout))
+      CREW_THROW(CommError, info.describe(), ": preamble receive was aborted");
+  }
+  for (int i = 0; i < size - 1; ++i) {
+    if (!send_buf->waitSend(timeout)) CREW_THROW(CommError, info.describe(), ": preamble send was aborted");
+  }
+  for (int r = 0; r < size; ++r) {
+    if (r == rank) continue;
+    int64_t wire[GlooCall::kWireElems];
+    std::memcpy(wire, in + static_cast<size_t>(r) * kMessageBytes, kPreambleHeaderBytes);
+    const GlooCall theirs = GlooCall::from_wire(wire);
     if (theirs == mine) continue;
-    CREW_THROW(DesyncError, info.describe(), ": rank ", r, " issued ", theirs.describe(), " but rank ",
-               context->rank, " issued ", mine.describe(),
+    CREW_THROW(DesyncError, info.describe(), ": rank ", r, " issued ", theirs.describe(), " but rank ", rank,
+               " issued ", mine.describe(),
                " (every rank must issue the same collectives, with the same sizes, dtypes, roots and "
                "reductions, in the same order)");
   }

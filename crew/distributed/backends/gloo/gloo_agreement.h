@@ -1,17 +1,33 @@
 #pragma once
-// The check every Gloo collective runs first: the ranks all-gather what each issued (kind,
-// element count, dtype, root, reduction; 40 bytes) on a tag of its own and fail together with
-// a DesyncError naming both calls when they differ. Gloo checks none of this itself: a size
-// mismatch aborts the process (gloo::EnforceNotMet), a dtype or reduction mismatch completes
-// with wrong numbers. The preamble moves no data of the op, so after a DesyncError the ranks
-// still agree on the next collective and the group stays usable.
+// The preamble every Gloo collective starts with, and the check it carries. Each rank sends
+// every other rank one message on a slot of its own: its call header (kind, element count,
+// dtype, root, reduction; 40 bytes) followed by up to kPreambleDataBytes of the op's own data.
+// Every rank receives every header, so when the calls differ every rank throws a DesyncError
+// naming both calls. Gloo checks none of this itself: a size mismatch aborts the process
+// (gloo::EnforceNotMet), a dtype or reduction mismatch completes with wrong numbers.
+//
+// Why this costs no extra round trip where it matters: a collective whose messages fit in a
+// preamble (all_reduce, reduce_scatter, broadcast, reduce, all_gather, gather, scatter and
+// alltoall up to kPreambleDataBytes per message; barrier always) moves its data in this one
+// exchange and makes no Gloo call after it. A larger one sends the header alone first and
+// then runs Gloo's algorithm: its first data exchange happens inside Gloo, where no header
+// can ride along, and it must not start before the check (a receiver whose buffer is smaller
+// than what a peer sends aborts inside Gloo), so there the header keeps its own exchange,
+// one latency against a transfer of more than kPreambleDataBytes per peer.
+//
+// A message never exceeds kPreambleHeaderBytes + kPreambleDataBytes, the size every receive
+// is posted with, so even a mismatched call cannot overflow a peer's buffer; a DesyncError
+// is thrown before any data is used, so the group stays usable after one.
 //
 //   GlooCall call{"all_reduce", t.numel(), t.dtype(), -1, static_cast<int>(ReduceOp::SUM)};
-//   agree_on_call(context, call, preamble_tag, timeout, info);  // DesyncError on a mismatch
+//   preamble.exchange(context, call, tag, timeout, info, [&](int) { return PreambleData{p, n}; });
+//   const uint8_t* theirs = preamble.data_from(peer);
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "crew/distributed/process_group/work.h"
 #include "crew/tensor/dtype.h"
@@ -40,9 +56,36 @@ struct GlooCall {
   static GlooCall from_wire(const int64_t* in);
 };
 
-// All-gathers `mine` on Gloo tag `tag` (within `timeout`) and throws DesyncError naming the
-// first rank whose call differs, and both calls, when the ranks disagree.
-void agree_on_call(const std::shared_ptr<::gloo::Context>& context, const GlooCall& mine, uint32_t tag,
-                   std::chrono::milliseconds timeout, const OpInfo& info);
+// Bytes of the op's data one preamble message carries after the header.
+inline constexpr size_t kPreambleDataBytes = size_t{64} << 10;
+inline constexpr size_t kPreambleHeaderBytes = GlooCall::kWireElems * sizeof(int64_t);
+
+// What this rank sends one peer after its header (bytes <= kPreambleDataBytes).
+struct PreambleData {
+  const void* data = nullptr;
+  size_t bytes = 0;
+};
+using PreambleDataFn = std::function<PreambleData(int peer)>;
+
+// The preamble exchange of a group, with buffers reused from op to op (a group runs one op at
+// a time).
+class GlooPreamble {
+ public:
+  // Sends [header | data_for(peer)] (header only when data_for is null) to every peer on Gloo
+  // slot (prefix 0xF2, tag) and receives every peer's message, within `timeout`. Throws
+  // DesyncError naming the first rank whose call differs from `mine`, and both calls.
+  void exchange(const std::shared_ptr<::gloo::Context>& context, const GlooCall& mine, uint32_t tag,
+                std::chrono::milliseconds timeout, const OpInfo& info, const PreambleDataFn& data_for);
+  // The data rank `peer` sent this rank in the last exchange (8-byte aligned).
+  const uint8_t* data_from(int peer) const {
+    return reinterpret_cast<const uint8_t*>(in_.data()) + static_cast<size_t>(peer) * kMessageBytes +
+           kPreambleHeaderBytes;
+  }
+
+ private:
+  static constexpr size_t kMessageBytes = kPreambleHeaderBytes + kPreambleDataBytes;
+  std::vector<uint64_t> out_;  // size * kMessageBytes: the message for peer r at r * kMessageBytes
+  std::vector<uint64_t> in_;   // the same layout for the messages received
+};
 
 }  // namespace crew::dist::detail

@@ -110,9 +110,7 @@ GlooProcessGroup::GlooProcessGroup(std::shared_ptr<Store> store, int rank, int s
     CREW_THROW(CommError, where, ": ", e.what(), " (address '", attr.hostname, attr.iface,
                "'; set CREW_HOST or CREW_GLOO_IFNAME to choose another)");
   }
-  // Work::wait() without a timeout allows a little more than the op's own Gloo timeout, so
-  // that Gloo's more precise error (a dead peer) is the one reported.
-  queue_ = std::make_unique<WorkQueue>(options_.group_name, rank, options_.timeout + std::chrono::seconds(2));
+  queue_ = std::make_unique<WorkQueue>(options_.group_name, rank, options_.timeout);
 }
 
 GlooProcessGroup::~GlooProcessGroup() {
@@ -126,65 +124,64 @@ GlooProcessGroup::~GlooProcessGroup() {
   }
 }
 
-std::shared_ptr<Work> GlooProcessGroup::submit(detail::GlooCall call, std::function<void(uint32_t tag)> task,
+std::shared_ptr<Work> GlooProcessGroup::submit(detail::GlooCall call, std::chrono::milliseconds timeout,
+                                               bool async_op, Task task, detail::PreambleDataFn data_for,
                                                bool collective) {
-  const auto timeout = options_.timeout;
   auto context = context_;
+  detail::GlooPreamble* preamble = preamble_.get();
   // Tags and queue position are taken together so that they agree in issue order.
   std::lock_guard<std::mutex> lock(submit_mutex_);
   const uint32_t check_tag = collective ? kSetupTag + 1 + next_tag_++ : 0;
   const uint32_t tag = collective ? kSetupTag + 1 + next_tag_++ : 0;
   const std::string op = call.op;
-  return queue_->submit(op, [task = std::move(task), call = std::move(call), context, collective, timeout,
-                             check_tag, tag](const OpInfo& info) {
-    try {
-      if (collective) detail::agree_on_call(context, call, check_tag, timeout, info);
-      task(tag);
-    } catch (const crew::Error&) {
-      throw;
-    } catch (const ::gloo::EnforceNotMet& e) {
-      CREW_THROW(CommError, info.describe(), ": ", e.what());
-    } catch (const std::exception& e) {
-      if (is_timeout_message(e.what())) {
-        CREW_THROW(TimeoutError, info.describe(), ": timed out after ", format_duration(timeout),
-                   " (gloo: ", e.what(), ")");
-      }
-      CREW_THROW(CommError, info.describe(),
-                 ": communication failed; a peer may have exited (gloo: ", e.what(), ")");
-    }
-  });
+  return queue_->submit(
+      op,
+      [task = std::move(task), data_for = std::move(data_for), call = std::move(call), context, preamble,
+       collective, timeout, check_tag, tag](const OpInfo& info) {
+        try {
+          if (collective) preamble->exchange(context, call, check_tag, timeout, info, data_for);
+          task(tag, *preamble);
+        } catch (const crew::Error&) {
+          throw;
+        } catch (const ::gloo::EnforceNotMet& e) {
+          CREW_THROW(CommError, info.describe(), ": ", e.what());
+        } catch (const std::exception& e) {
+          if (is_timeout_message(e.what())) {
+            CREW_THROW(TimeoutError, info.describe(), ": timed out after ", format_duration(timeout),
+                       " (gloo: ", e.what(), ")");
+          }
+          CREW_THROW(CommError, info.describe(),
+                     ": communication failed; a peer may have exited (gloo: ", e.what(), ")");
+        }
+      },
+      async_op, timeout);
 }
 
-std::shared_ptr<Work> GlooProcessGroup::barrier() {
+std::shared_ptr<Work> GlooProcessGroup::barrier(const BarrierOptions& options) {
   auto context = context_;
-  const auto timeout = options_.timeout;
-  return submit({"barrier"}, [context, timeout](uint32_t tag) {
-    ::gloo::BarrierOptions opts(context);
-    opts.setTag(tag);
-    opts.setTimeout(timeout);
-    ::gloo::barrier(opts);
-  });
+  const auto timeout = op_timeout(options.timeout);
+  // The preamble exchange is the barrier: every rank has heard from every other.
+  return submit({"barrier"}, timeout, options.async_op, [](uint32_t, const detail::GlooPreamble&) {});
 }
 
-std::shared_ptr<Work> GlooProcessGroup::send(const Tensor& tensor, int dst, int tag) {
-  return point_to_point(true, tensor, dst, tag);
+std::shared_ptr<Work> GlooProcessGroup::send(const Tensor& tensor, int dst, const SendOptions& options) {
+  return point_to_point(true, tensor, dst, options.tag, op_timeout(options.timeout), options.async_op);
 }
 
-std::shared_ptr<Work> GlooProcessGroup::recv(Tensor& tensor, int src, int tag) {
-  return point_to_point(false, tensor, src, tag);
+std::shared_ptr<Work> GlooProcessGroup::recv(Tensor& tensor, int src, const RecvOptions& options) {
+  return point_to_point(false, tensor, src, options.tag, op_timeout(options.timeout), options.async_op);
 }
 
-std::shared_ptr<Work> GlooProcessGroup::point_to_point(bool sending, const Tensor& tensor, int peer,
-                                                       int tag) {
+std::shared_ptr<Work> GlooProcessGroup::point_to_point(bool sending, const Tensor& tensor, int peer, int tag,
+                                                       std::chrono::milliseconds timeout, bool async_op) {
   const char* op = sending ? "send" : "recv";
   detail::check_tensor(*this, op, tensor, "tensor");
   detail::check_p2p(*this, op, peer, tag, sending ? "dst" : "src");
   auto context = context_;
-  const auto timeout = options_.timeout;
   Tensor t = tensor;
   return submit(
-      {op},
-      [context, timeout, t, sending, peer, tag](uint32_t) {
+      {op}, timeout, async_op,
+      [context, timeout, t, sending, peer, tag](uint32_t, const detail::GlooPreamble&) {
         if (t.nbytes() == 0) return;
         auto buf = context->createUnboundBuffer(t.raw_data(), t.nbytes());
         const auto slot = ::gloo::Slot::build(kP2PSlotPrefix, static_cast<uint32_t>(tag));
@@ -196,7 +193,7 @@ std::shared_ptr<Work> GlooProcessGroup::point_to_point(bool sending, const Tenso
           if (!buf->waitRecv(timeout)) CREW_THROW(CommError, "recv from rank ", peer, " was aborted");
         }
       },
-      /*collective=*/false);
+      nullptr, /*collective=*/false);
 }
 
 std::shared_ptr<ProcessGroup> create_gloo_process_group(const std::shared_ptr<Store>& store, int rank,

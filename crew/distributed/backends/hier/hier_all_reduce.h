@@ -8,6 +8,7 @@
 //          all_gather. Needs every host to run the same number L of ranks; every rank moves
 //          1/L of the message across hosts and reduces 1/L of it, so L processes share the
 //          cross-host work. Used from split_min_bytes on (CREW_HIER_SPLIT_BYTES).
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -33,8 +34,9 @@ struct HierSubGroups {
   size_t split_min_bytes = kDefaultHierSplitMinBytes;
 };
 
-// In place; `op` is the caller's op (AVG divides by group_size at the end).
+// In place; `op` is the caller's op (AVG divides by group_size at the end). Each phase runs
+// under `phase_timeout` and is waited for at once (async_op = false).
 void hier_all_reduce(Tensor& tensor, ReduceOp op, int group_size, const HierSubGroups& groups,
-                     const HierPhase& phase);
+                     const HierPhase& phase, std::chrono::milliseconds phase_timeout);
 
 }  // namespace crew::dist::detail

@@ -9,7 +9,6 @@
 #include "crew/distributed/backends/hier/hier_all_reduce.h"
 #include "crew/distributed/backends/shm/shm_process_group.h"
 #include "crew/distributed/parallel/host_layout.h"
-#include "crew/distributed/process_group/wait_at_once.h"
 #include "crew/distributed/process_group/work_queue.h"
 #include "crew/distributed/store/prefix_store.h"
 
@@ -72,97 +71,118 @@ class HierProcessGroup final : public ProcessGroup {
     groups_.inter = inter_.get();
     all_ = create_gloo_process_group(std::make_shared<PrefixStore>("all/", store), rank_, size_,
                                      sub_options("all"));
-    // Each of an all_reduce's three phases may take the whole timeout.
-    queue_ = std::make_unique<WorkQueue>(options_.group_name, rank_,
-                                         3 * options_.timeout + std::chrono::seconds(2));
+    queue_ = std::make_unique<WorkQueue>(options_.group_name, rank_, options_.timeout);
   }
 
   ~HierProcessGroup() override { queue_.reset(); }  // the running op finishes before the sub-groups go
 
   std::string backend_name() const override { return "hier"; }
 
-  std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op) override {
+  std::shared_ptr<Work> all_reduce(Tensor& tensor, const AllReduceOptions& options) override {
     detail::check_tensor(*this, "all_reduce", tensor, "tensor");
     Tensor t = tensor;
-    return queue_->submit("all_reduce", [this, t, op](const OpInfo& info) mutable {
-      check_usable(info);
-      detail::hier_all_reduce(
-          t, op, size_, groups_,
-          [&](const char* what, const std::string& sub_group,
-              const std::function<std::shared_ptr<Work>()>& start) { phase(info, what, sub_group, start); });
-    });
+    const ReduceOp op = options.op;
+    const auto timeout = op_timeout(options.timeout);
+    // Each of the three phases may take the whole timeout.
+    return queue_->submit(
+        "all_reduce",
+        [this, t, op, timeout](const OpInfo& info) mutable {
+          check_usable(info);
+          detail::hier_all_reduce(
+              t, op, size_, groups_,
+              [&](const char* what, const std::string& sub_group,
+                  const std::function<std::shared_ptr<Work>()>& start) {
+                phase(info, what, sub_group, start);
+              },
+              timeout);
+        },
+        options.async_op, 3 * timeout);
   }
 
-  std::shared_ptr<Work> broadcast(Tensor& tensor, int root) override {
+  std::shared_ptr<Work> broadcast(Tensor& tensor, const BroadcastOptions& options) override {
     detail::check_tensor(*this, "broadcast", tensor, "tensor");
-    detail::check_peer(*this, "broadcast", root, "root");
+    detail::check_peer(*this, "broadcast", options.root, "root");
     Tensor t = tensor;
-    return delegate("broadcast", [t, root](ProcessGroup& g) mutable { return g.broadcast(t, root); });
+    return delegate("broadcast", options,
+                    [t](ProcessGroup& g, const auto& sub) mutable { return g.broadcast(t, sub); });
   }
 
-  std::shared_ptr<Work> reduce(Tensor& tensor, int root, ReduceOp op) override {
+  std::shared_ptr<Work> reduce(Tensor& tensor, const ReduceOptions& options) override {
     detail::check_tensor(*this, "reduce", tensor, "tensor");
-    detail::check_peer(*this, "reduce", root, "root");
+    detail::check_peer(*this, "reduce", options.root, "root");
     Tensor t = tensor;
-    return delegate("reduce", [t, root, op](ProcessGroup& g) mutable { return g.reduce(t, root, op); });
+    return delegate("reduce", options,
+                    [t](ProcessGroup& g, const auto& sub) mutable { return g.reduce(t, sub); });
   }
 
-  std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input) override {
+  std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input,
+                                   const AllGatherOptions& options) override {
     detail::check_tensor(*this, "all_gather", input, "input");
     detail::check_list(*this, "all_gather", outputs, input, "output");
     std::vector<Tensor> outs = outputs;
-    return delegate("all_gather",
-                    [outs, input](ProcessGroup& g) mutable { return g.all_gather(outs, input); });
+    return delegate("all_gather", options, [outs, input](ProcessGroup& g, const auto& sub) mutable {
+      return g.all_gather(outs, input, sub);
+    });
   }
 
-  std::shared_ptr<Work> gather(std::vector<Tensor>& outputs, const Tensor& input, int root) override {
+  std::shared_ptr<Work> gather(std::vector<Tensor>& outputs, const Tensor& input,
+                               const GatherOptions& options) override {
     detail::check_tensor(*this, "gather", input, "input");
-    detail::check_peer(*this, "gather", root, "root");
-    if (rank_ == root) detail::check_list(*this, "gather", outputs, input, "output");
+    detail::check_peer(*this, "gather", options.root, "root");
+    if (rank_ == options.root) detail::check_list(*this, "gather", outputs, input, "output");
     std::vector<Tensor> outs = outputs;
-    return delegate("gather",
-                    [outs, input, root](ProcessGroup& g) mutable { return g.gather(outs, input, root); });
+    return delegate("gather", options, [outs, input](ProcessGroup& g, const auto& sub) mutable {
+      return g.gather(outs, input, sub);
+    });
   }
 
-  std::shared_ptr<Work> scatter(Tensor& output, const std::vector<Tensor>& inputs, int root) override {
+  std::shared_ptr<Work> scatter(Tensor& output, const std::vector<Tensor>& inputs,
+                                const ScatterOptions& options) override {
     detail::check_tensor(*this, "scatter", output, "output");
-    detail::check_peer(*this, "scatter", root, "root");
-    if (rank_ == root) detail::check_list(*this, "scatter", inputs, output, "input");
+    detail::check_peer(*this, "scatter", options.root, "root");
+    if (rank_ == options.root) detail::check_list(*this, "scatter", inputs, output, "input");
     Tensor out = output;
-    return delegate("scatter",
-                    [out, inputs, root](ProcessGroup& g) mutable { return g.scatter(out, inputs, root); });
+    return delegate("scatter", options, [out, inputs](ProcessGroup& g, const auto& sub) mutable {
+      return g.scatter(out, inputs, sub);
+    });
   }
 
   std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs,
-                                       ReduceOp op) override {
+                                       const ReduceScatterOptions& options) override {
     detail::check_tensor(*this, "reduce_scatter", output, "output");
     detail::check_list(*this, "reduce_scatter", inputs, output, "input");
     Tensor out = output;
-    return delegate("reduce_scatter",
-                    [out, inputs, op](ProcessGroup& g) mutable { return g.reduce_scatter(out, inputs, op); });
+    return delegate("reduce_scatter", options, [out, inputs](ProcessGroup& g, const auto& sub) mutable {
+      return g.reduce_scatter(out, inputs, sub);
+    });
   }
 
-  std::shared_ptr<Work> alltoall(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs) override {
+  std::shared_ptr<Work> alltoall(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                                 const AllToAllOptions& options) override {
     detail::check_alltoall(*this, outputs, inputs);
     std::vector<Tensor> outs = outputs;
-    return delegate("alltoall", [outs, inputs](ProcessGroup& g) mutable { return g.alltoall(outs, inputs); });
+    return delegate("alltoall", options, [outs, inputs](ProcessGroup& g, const auto& sub) mutable {
+      return g.alltoall(outs, inputs, sub);
+    });
   }
 
-  std::shared_ptr<Work> send(const Tensor& tensor, int dst, int tag) override {
+  std::shared_ptr<Work> send(const Tensor& tensor, int dst, const SendOptions& options) override {
     detail::check_tensor(*this, "send", tensor, "tensor");
-    detail::check_p2p(*this, "send", dst, tag, "peer");
-    return delegate("send", [tensor, dst, tag](ProcessGroup& g) { return g.send(tensor, dst, tag); });
+    detail::check_p2p(*this, "send", dst, options.tag, "peer");
+    return delegate("send", options,
+                    [tensor, dst](ProcessGroup& g, const auto& sub) { return g.send(tensor, dst, sub); });
   }
 
-  std::shared_ptr<Work> recv(Tensor& tensor, int src, int tag) override {
+  std::shared_ptr<Work> recv(Tensor& tensor, int src, const RecvOptions& options) override {
     detail::check_tensor(*this, "recv", tensor, "tensor");
-    detail::check_p2p(*this, "recv", src, tag, "peer");
+    detail::check_p2p(*this, "recv", src, options.tag, "peer");
     Tensor t = tensor;
-    return delegate("recv", [t, src, tag](ProcessGroup& g) mutable { return g.recv(t, src, tag); });
+    return delegate("recv", options,
+                    [t, src](ProcessGroup& g, const auto& sub) mutable { return g.recv(t, src, sub); });
   }
 
-  std::shared_ptr<Work> barrier() override {
-    return delegate("barrier", [](ProcessGroup& g) { return g.barrier(); });
+  std::shared_ptr<Work> barrier(const BarrierOptions& options) override {
+    return delegate("barrier", options, [](ProcessGroup& g, const auto& sub) { return g.barrier(sub); });
   }
 
  private:
@@ -191,12 +211,19 @@ class HierProcessGroup final : public ProcessGroup {
     }
   }
 
-  // Queues one collective of `all`.
-  template <typename Fn>
-  std::shared_ptr<Work> delegate(const char* op, Fn fn) {
-    return queue_->submit(op, [this, fn = std::move(fn)](const OpInfo& info) mutable {
-      phase(info, "gloo", "all ranks", [&] { return fn(*all_); });
-    });
+  // Queues one collective of `all`: fn(group, sub_options) issues it with the caller's
+  // options, its timeout resolved and waited for at once (it runs on this group's queue).
+  template <typename Options, typename Fn>
+  std::shared_ptr<Work> delegate(const char* op, const Options& options, Fn fn) {
+    Options sub = options;
+    sub.timeout = op_timeout(options.timeout);
+    sub.async_op = false;
+    return queue_->submit(
+        op,
+        [this, sub, fn = std::move(fn)](const OpInfo& info) mutable {
+          phase(info, "gloo", "all ranks", [&] { return fn(*all_, sub); });
+        },
+        options.async_op, sub.timeout);
   }
 
   // Runs one sub-group op to completion. On a communication failure or timeout it destroys
@@ -206,12 +233,7 @@ class HierProcessGroup final : public ProcessGroup {
   void phase(const OpInfo& info, const char* what, const std::string& sub_group, Start start) {
     check_usable(info);
     try {
-      std::shared_ptr<Work> work;
-      {
-        WaitAtOnceScope at_once;  // waited for at once: no sub-group worker to wake
-        work = start();
-      }
-      work->wait();
+      start()->wait();  // issued with async_op = false: no sub-group worker to wake
     } catch (const TimeoutError& e) {
       tear_down();
       CREW_THROW(TimeoutError, info.describe(), ": ", what, " (", sub_group, "): ", e.what());

@@ -66,8 +66,11 @@ std::string ShmComm::where(const ShmOp& op) const {
   return str_cat(shm_op_name(op.kind), " (rank ", rank_, ", seq ", op.seq, ", group ", group_, ")");
 }
 
-ShmOp ShmComm::begin(ShmOpKind kind, uint64_t seq, int64_t count, DType dtype, int root, ReduceOp rop) {
-  ShmOp op{kind, seq, Deadline(timeout_), ShmOpDesc{}};
+ShmOp ShmComm::begin(ShmOpKind kind, uint64_t seq, int64_t count, DType dtype, int root, ReduceOp rop,
+                     std::chrono::milliseconds timeout) {
+  if (timeout.count() <= 0) timeout = timeout_;
+  ShmOp op{kind, seq, Deadline(timeout), ShmOpDesc{}};
+  op.timeout = timeout;
   op.desc.seq = seq;
   op.desc.kind = static_cast<int32_t>(kind);
   op.desc.count = count;
@@ -167,7 +170,7 @@ void ShmComm::wait_flag(ShmOp& op, ShmFlag& flag, uint32_t target, int waiting_f
       next_liveness = Clock::now() + liveness_interval_;
     }
     if (op.deadline.expired()) {
-      fail<TimeoutError>(op, str_cat("timed out after ", timeout_.count(), " ms waiting for rank ",
+      fail<TimeoutError>(op, str_cat("timed out after ", op.timeout.count(), " ms waiting for rank ",
                                      waiting_for, " (its flag is at ", now_value, ", this op needs ", target,
                                      "; is it stuck or running a different collective?)"));
     }

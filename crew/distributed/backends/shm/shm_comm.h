@@ -53,9 +53,10 @@ struct ShmOp {
   uint64_t seq;
   Deadline deadline;
   ShmOpDesc desc;
-  bool checked = false;   // descriptors compared (first round done)
-  int peer = -1;          // send/recv: the other rank (liveness checks only it)
-  int first_buffer = -1;  // the staging buffer acquired before the first round, if any
+  bool checked = false;                  // descriptors compared (first round done)
+  int peer = -1;                         // send/recv: the other rank (liveness checks only it)
+  int first_buffer = -1;                 // the staging buffer acquired before the first round, if any
+  std::chrono::milliseconds timeout{0};  // what the deadline was set from (for messages)
 };
 
 // A buffer of allocate_shared: one region of `region_bytes` per rank, rank r's at
@@ -78,9 +79,10 @@ class ShmComm {
   int world() const { return world_; }
   const std::string& segment_name() const { return segment_name_; }
 
-  // Starts an op: fails at once if the group is already broken.
+  // Starts an op with a deadline `timeout` from now (0: the group's timeout); fails at once
+  // if the group is already broken.
   ShmOp begin(ShmOpKind kind, uint64_t seq, int64_t count, DType dtype, int root = 0,
-              ReduceOp op = ReduceOp::SUM);
+              ReduceOp op = ReduceOp::SUM, std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 
   // Collectives (shm_collectives.cpp). Pointers are contiguous tensor data; `count` is in
   // elements of `dtype` per rank.

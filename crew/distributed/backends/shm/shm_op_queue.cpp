@@ -5,15 +5,13 @@
 #include "crew/core/check.h"
 #include "crew/core/error.h"
 #include "crew/core/timer.h"
-#include "crew/distributed/process_group/wait_at_once.h"
+#include "crew/distributed/process_group/work.h"
 
 namespace crew::dist::detail {
 
 ShmWork::ShmWork(ShmOpQueue* queue, std::function<void()> fn, std::string what,
-                 std::chrono::milliseconds default_timeout)
-    : queue_(queue), fn_(std::move(fn)), what_(std::move(what)) {
-  default_timeout_ = default_timeout;
-}
+                 std::chrono::milliseconds op_timeout)
+    : queue_(queue), fn_(std::move(fn)), what_(std::move(what)), op_timeout_(op_timeout) {}
 
 void ShmWork::run() {
   std::exception_ptr error;
@@ -23,28 +21,58 @@ void ShmWork::run() {
     error = std::current_exception();
   }
   fn_ = nullptr;  // drop captured tensors as soon as the op is over
+  std::vector<Callback> callbacks;
   {
     std::lock_guard<std::mutex> lock(mu_);
     error_ = error;
     done_.store(true, std::memory_order_release);
+    callbacks.swap(callbacks_);  // no allocation: both empty unless then() was called
   }
   cv_.notify_all();
+  if (!callbacks.empty()) run_callbacks(callbacks, error);
+}
+
+bool ShmWork::wait_for_worker(std::chrono::milliseconds limit) {
+  // The worker runs it: sleep rather than spin, the worker (or a peer) may need this core.
+  if (!awaited_.exchange(true)) queue_->start_now();
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, limit, [&] { return done_.load(std::memory_order_acquire); });
+}
+
+void ShmWork::rethrow_error() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (error_) std::rethrow_exception(error_);
+}
+
+void ShmWork::wait() {
+  if (!is_completed()) queue_->run_inline_until(this);
+  if (!is_completed() && !wait_for_worker(wait_limit(op_timeout_))) {
+    CREW_THROW(TimeoutError, "wait: ", what_, " timed out: did not complete within ",
+               format_duration(op_timeout_), " (its own timeout)");
+  }
+  rethrow_error();
 }
 
 void ShmWork::wait(std::chrono::milliseconds timeout) {
-  // Inline only when the caller is willing to wait as long as the op itself may take.
-  if (!is_completed() && timeout >= default_timeout_) queue_->run_inline_until(this);
-  if (!is_completed()) {
-    // The worker runs it: sleep rather than spin, the worker (or a peer) may need this core.
-    if (!awaited_.exchange(true)) queue_->start_now();
-    std::unique_lock<std::mutex> lock(mu_);
-    if (!cv_.wait_for(lock, wait_limit(timeout), [&] { return done_.load(std::memory_order_acquire); })) {
-      CREW_THROW(TimeoutError, "wait: ", what_, " timed out: did not complete within ",
-                 timeout.count(), " ms");
-    }
+  // Never inline: an op running on this thread could not be left after `timeout`.
+  if (!is_completed() && !wait_for_worker(timeout)) {
+    CREW_THROW(TimeoutError, "wait: ", what_, " did not complete within ", format_duration(timeout));
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  if (error_) std::rethrow_exception(error_);
+  rethrow_error();
+}
+
+void ShmWork::then(Callback callback) {
+  std::exception_ptr error;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!done_.load(std::memory_order_acquire)) {
+      callbacks_.push_back(std::move(callback));
+      return;
+    }
+    error = error_;
+  }
+  std::vector<Callback> now{std::move(callback)};
+  run_callbacks(now, error);
 }
 
 ShmOpQueue::ShmOpQueue(std::chrono::microseconds start_delay)
@@ -60,8 +88,8 @@ ShmOpQueue::~ShmOpQueue() {
 }
 
 std::shared_ptr<ShmWork> ShmOpQueue::push(std::function<void()> fn, std::string what,
-                                          std::chrono::milliseconds timeout) {
-  auto work = std::make_shared<ShmWork>(this, std::move(fn), std::move(what), timeout);
+                                          std::chrono::milliseconds op_timeout, bool async_op) {
+  auto work = std::make_shared<ShmWork>(this, std::move(fn), std::move(what), op_timeout);
   {
     std::lock_guard<std::mutex> lock(mu_);
     CREW_CHECK_T(StateError, !stopping_, "shm: ", work->what_,
@@ -69,7 +97,7 @@ std::shared_ptr<ShmWork> ShmOpQueue::push(std::function<void()> fn, std::string 
     queue_.push_back(work);
   }
   // A caller that waits at once runs the op inline (or wakes the worker from wait()).
-  if (!WaitAtOnceScope::active()) cv_.notify_one();
+  if (async_op) cv_.notify_one();
   return work;
 }
 

@@ -36,98 +36,110 @@ class ShmProcessGroup final : public ProcessGroup {
 
   std::string backend_name() const override { return "shm"; }
 
-  std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op) override {
+  std::shared_ptr<Work> all_reduce(Tensor& tensor, const AllReduceOptions& opts) override {
     detail::check_tensor(*this, "all_reduce", tensor, "tensor");
     Tensor t = tensor;
-    return issue(*collectives_, ShmOpKind::ALL_REDUCE, t.numel(), t.dtype(), 0, op,
+    const ReduceOp op = opts.op;
+    return issue(*collectives_, ShmOpKind::ALL_REDUCE, t.numel(), t.dtype(), 0, op, opts,
                  [this, t, op](ShmOp& o) { comm_.all_reduce(o, t.raw_data(), t.numel(), t.dtype(), op); });
   }
 
-  std::shared_ptr<Work> broadcast(Tensor& tensor, int root) override {
+  std::shared_ptr<Work> broadcast(Tensor& tensor, const BroadcastOptions& opts) override {
     detail::check_tensor(*this, "broadcast", tensor, "tensor");
-    detail::check_peer(*this, "broadcast", root, "root");
+    detail::check_peer(*this, "broadcast", opts.root, "root");
     Tensor t = tensor;
-    return issue(*collectives_, ShmOpKind::BROADCAST, t.numel(), t.dtype(), root, ReduceOp::SUM,
+    const int root = opts.root;
+    return issue(*collectives_, ShmOpKind::BROADCAST, t.numel(), t.dtype(), root, ReduceOp::SUM, opts,
                  [this, t, root](ShmOp& o) { comm_.broadcast(o, t.raw_data(), t.nbytes(), root); });
   }
 
-  std::shared_ptr<Work> reduce(Tensor& tensor, int root, ReduceOp op) override {
+  std::shared_ptr<Work> reduce(Tensor& tensor, const ReduceOptions& opts) override {
     detail::check_tensor(*this, "reduce", tensor, "tensor");
-    detail::check_peer(*this, "reduce", root, "root");
+    detail::check_peer(*this, "reduce", opts.root, "root");
     Tensor t = tensor;
+    const int root = opts.root;
+    const ReduceOp op = opts.op;
     return issue(
-        *collectives_, ShmOpKind::REDUCE, t.numel(), t.dtype(), root, op,
+        *collectives_, ShmOpKind::REDUCE, t.numel(), t.dtype(), root, op, opts,
         [this, t, root, op](ShmOp& o) { comm_.reduce(o, t.raw_data(), t.numel(), t.dtype(), op, root); });
   }
 
-  std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input) override {
+  std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input,
+                                   const AllGatherOptions& opts) override {
     detail::check_tensor(*this, "all_gather", input, "input");
     detail::check_list(*this, "all_gather", outputs, input, "output");
-    return gather_impl(ShmOpKind::ALL_GATHER, outputs, input, 0, false);
+    return gather_impl(ShmOpKind::ALL_GATHER, outputs, input, 0, false, opts);
   }
 
-  std::shared_ptr<Work> gather(std::vector<Tensor>& outputs, const Tensor& input, int root) override {
+  std::shared_ptr<Work> gather(std::vector<Tensor>& outputs, const Tensor& input,
+                               const GatherOptions& opts) override {
     detail::check_tensor(*this, "gather", input, "input");
-    detail::check_peer(*this, "gather", root, "root");
-    if (rank_ == root) detail::check_list(*this, "gather", outputs, input, "output");
-    return gather_impl(ShmOpKind::GATHER, outputs, input, root, true);
+    detail::check_peer(*this, "gather", opts.root, "root");
+    if (rank_ == opts.root) detail::check_list(*this, "gather", outputs, input, "output");
+    return gather_impl(ShmOpKind::GATHER, outputs, input, opts.root, true, opts);
   }
 
-  std::shared_ptr<Work> scatter(Tensor& output, const std::vector<Tensor>& inputs, int root) override {
+  std::shared_ptr<Work> scatter(Tensor& output, const std::vector<Tensor>& inputs,
+                                const ScatterOptions& opts) override {
     detail::check_tensor(*this, "scatter", output, "output");
-    detail::check_peer(*this, "scatter", root, "root");
+    detail::check_peer(*this, "scatter", opts.root, "root");
+    const int root = opts.root;
     std::vector<Tensor> ins;
     if (rank_ == root) {
       detail::check_list(*this, "scatter", inputs, output, "input");
       ins = inputs;
     }
     Tensor out = output;
-    return issue(*collectives_, ShmOpKind::SCATTER, out.numel(), out.dtype(), root, ReduceOp::SUM,
+    return issue(*collectives_, ShmOpKind::SCATTER, out.numel(), out.dtype(), root, ReduceOp::SUM, opts,
                  [this, out, ins, root](ShmOp& o) {
                    comm_.scatter(o, out.raw_data(), const_pointers(ins), out.nbytes(), root);
                  });
   }
 
   std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs,
-                                       ReduceOp op) override {
+                                       const ReduceScatterOptions& opts) override {
     detail::check_tensor(*this, "reduce_scatter", output, "output");
     detail::check_list(*this, "reduce_scatter", inputs, output, "input");
     Tensor out = output;
     std::vector<Tensor> ins = inputs;
-    return issue(*collectives_, ShmOpKind::REDUCE_SCATTER, out.numel(), out.dtype(), 0, op,
+    const ReduceOp op = opts.op;
+    return issue(*collectives_, ShmOpKind::REDUCE_SCATTER, out.numel(), out.dtype(), 0, op, opts,
                  [this, out, ins, op](ShmOp& o) {
                    comm_.reduce_scatter(o, out.raw_data(), const_pointers(ins), out.numel(), out.dtype(), op);
                  });
   }
 
-  std::shared_ptr<Work> alltoall(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs) override {
+  std::shared_ptr<Work> alltoall(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                                 const AllToAllOptions& opts) override {
     detail::check_alltoall(*this, outputs, inputs);
     std::vector<Tensor> outs = outputs;
     std::vector<Tensor> ins = inputs;
-    return issue(*collectives_, ShmOpKind::ALLTOALL, ins[0].numel(), ins[0].dtype(), 0, ReduceOp::SUM,
+    return issue(*collectives_, ShmOpKind::ALLTOALL, ins[0].numel(), ins[0].dtype(), 0, ReduceOp::SUM, opts,
                  [this, outs, ins](ShmOp& o) {
                    comm_.alltoall(o, pointers(outs), const_pointers(ins), ins[0].nbytes());
                  });
   }
 
-  std::shared_ptr<Work> send(const Tensor& tensor, int dst, int tag) override {
+  std::shared_ptr<Work> send(const Tensor& tensor, int dst, const SendOptions& opts) override {
     detail::check_tensor(*this, "send", tensor, "tensor");
     detail::check_peer(*this, "send", dst, "dst");
     Tensor t = tensor;
-    return issue(*sends_, ShmOpKind::SEND, t.numel(), t.dtype(), dst, ReduceOp::SUM,
+    const int tag = opts.tag;
+    return issue(*sends_, ShmOpKind::SEND, t.numel(), t.dtype(), dst, ReduceOp::SUM, opts,
                  [this, t, dst, tag](ShmOp& o) { comm_.send(o, t.raw_data(), t.nbytes(), dst, tag); });
   }
 
-  std::shared_ptr<Work> recv(Tensor& tensor, int src, int tag) override {
+  std::shared_ptr<Work> recv(Tensor& tensor, int src, const RecvOptions& opts) override {
     detail::check_tensor(*this, "recv", tensor, "tensor");
     detail::check_peer(*this, "recv", src, "src");
     Tensor t = tensor;
-    return issue(*recvs_, ShmOpKind::RECV, t.numel(), t.dtype(), src, ReduceOp::SUM,
+    const int tag = opts.tag;
+    return issue(*recvs_, ShmOpKind::RECV, t.numel(), t.dtype(), src, ReduceOp::SUM, opts,
                  [this, t, src, tag](ShmOp& o) { comm_.recv(o, t.raw_data(), t.nbytes(), src, tag); });
   }
 
-  std::shared_ptr<Work> barrier() override {
-    return issue(*collectives_, ShmOpKind::BARRIER, 0, DType::UINT8, 0, ReduceOp::SUM,
+  std::shared_ptr<Work> barrier(const BarrierOptions& opts) override {
+    return issue(*collectives_, ShmOpKind::BARRIER, 0, DType::UINT8, 0, ReduceOp::SUM, opts,
                  [this](ShmOp& o) { comm_.barrier(o); });
   }
 
@@ -138,9 +150,10 @@ class ShmProcessGroup final : public ProcessGroup {
     const size_t bytes = size_t(numel) * dtype_size(dtype);
     void* data = nullptr;
     std::shared_ptr<const void> owner;
-    issue(*collectives_, ShmOpKind::ALLOCATE, numel, dtype, 0, ReduceOp::SUM, [&](ShmOp& o) {
-      data = comm_.allocate_shared(o, bytes, &owner);
-    })->wait();
+    issue(*collectives_, ShmOpKind::ALLOCATE, numel, dtype, 0, ReduceOp::SUM,
+          BarrierOptions{.async_op = false},
+          [&](ShmOp& o) { data = comm_.allocate_shared(o, bytes, &owner); })
+        ->wait();
     if (data == nullptr) return Tensor::zeros({numel}, dtype);
     auto impl = std::make_shared<TensorImpl>();
     impl->storage = std::make_shared<Storage>(data, bytes, std::move(owner));
@@ -150,26 +163,30 @@ class ShmProcessGroup final : public ProcessGroup {
   }
 
  private:
-  template <typename Fn>
+  // Queues fn under the next sequence number; `opts` is the collective's options struct
+  // (its timeout and async_op).
+  template <typename Options, typename Fn>
   std::shared_ptr<Work> issue(detail::ShmOpQueue& queue, ShmOpKind kind, int64_t count, DType dtype, int root,
-                              ReduceOp op, Fn fn) {
+                              ReduceOp op, const Options& opts, Fn fn) {
     const uint64_t seq = next_seq_.fetch_add(1, std::memory_order_relaxed);
+    const std::chrono::milliseconds timeout = op_timeout(opts.timeout);
     std::string what = str_cat(detail::shm_op_name(kind), " (rank ", rank_, ", seq ", seq, ", group ",
                                options_.group_name, ")");
     return queue.push(
-        [this, kind, seq, count, dtype, root, op, fn = std::move(fn)]() mutable {
-          ShmOp o = comm_.begin(kind, seq, count, dtype, root, op);
+        [this, kind, seq, count, dtype, root, op, timeout, fn = std::move(fn)]() mutable {
+          ShmOp o = comm_.begin(kind, seq, count, dtype, root, op, timeout);
           fn(o);
         },
-        std::move(what), options_.timeout);
+        std::move(what), timeout, opts.async_op);
   }
 
+  template <typename Options>
   std::shared_ptr<Work> gather_impl(ShmOpKind kind, std::vector<Tensor>& outputs, const Tensor& input,
-                                    int root, bool root_only) {
+                                    int root, bool root_only, const Options& opts) {
     std::vector<Tensor> outs;
     if (!root_only || rank_ == root) outs = outputs;
     Tensor in = input;
-    return issue(*collectives_, kind, in.numel(), in.dtype(), root, ReduceOp::SUM,
+    return issue(*collectives_, kind, in.numel(), in.dtype(), root, ReduceOp::SUM, opts,
                  [this, outs, in, root, root_only](ShmOp& o) {
                    comm_.all_gather(o, pointers(outs), in.raw_data(), in.nbytes(), root_only, root);
                  });
