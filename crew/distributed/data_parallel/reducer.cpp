@@ -57,6 +57,9 @@ Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
     CREW_CHECK(params_[i].dtype() == DType::FLOAT32, "DataParallel: parameter ", names_[i], " has dtype ",
                dtype_name(params_[i].dtype()), "; only float32 parameters are supported");
     CREW_CHECK(params_[i].numel() > 0, "DataParallel: parameter ", names_[i], " is empty");
+    CREW_CHECK_T(DeviceError, params_[i].place() == params_[0].place(), "DataParallel: parameter ", names_[i],
+                 " is on ", params_[i].place().to_string(), ", parameter ", names_[0], " on ",
+                 params_[0].place().to_string(), "; all parameters must be on one place");
     bytes.push_back(params_[i].nbytes());
   }
   auto groups = assign_buckets(bytes, options_.first_bucket_bytes, options_.bucket_bytes_cap);
@@ -72,8 +75,11 @@ Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
       bucket_of_[p] = b;
       slot_of_[p] = s;
     }
-    // In the group's own memory where it has some (shm: reduced in place, no staging copies).
-    bucket.flat = group_->allocate_buffer(bucket.numel, DType::FLOAT32);
+    // On the parameters' place; in host memory, in the group's own where it has some (shm:
+    // reduced in place, no staging copies).
+    const Place& place = params_[bucket.params[0]].place();
+    bucket.flat = place.host_accessible() ? group_->allocate_buffer(bucket.numel, DType::FLOAT32)
+                                          : Tensor::zeros({bucket.numel}, DType::FLOAT32, place);
     buckets_.push_back(std::move(bucket));
   }
   slots_.resize(params_.size());

@@ -5,6 +5,7 @@
 
 #include "crew/core/check.h"
 #include "crew/core/error.h"
+#include "crew/distributed/process_group/staged_process_group.h"
 #include "crew/distributed/process_group/work.h"
 
 namespace crew::dist {
@@ -93,7 +94,7 @@ std::shared_ptr<ProcessGroup> create_process_group(const std::string& backend,
   }
   CREW_CHECK(size >= 1 && rank >= 0 && rank < size, "create_process_group (group ", options.group_name,
              "): rank ", rank, " is not in [0, ", size, ")");
-  return factory(store, rank, size, options);
+  return wrap_for_devices(factory(store, rank, size, options));
 }
 
 // ---- checks ----
