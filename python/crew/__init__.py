@@ -14,11 +14,20 @@ from ._C import (Place, CPUPlace, CUDAPlace, CUDAPinnedPlace, set_device, get_de
                  is_compiled_with_cuda, DeviceError)
 from ._C import (add, subtract, multiply, divide, exp, log, pow, matmul, sum, mean, argmax,  # noqa: A004
                  reshape, unsqueeze, squeeze, flatten, transpose, concat, stack, split, slice,
-                 seed, is_grad_enabled, set_grad_enabled)
+                 is_grad_enabled, set_grad_enabled)
 from .tensor_ops import (no_grad, equal, not_equal, less_than, less_equal, greater_than,  # noqa: E402
                          greater_equal, max, min)
 
 __version__ = _C.__version__
+
+
+def seed(value):
+    """paddle.seed: seeds crew's generator (parameters made in C++, dropout, shuffling) and
+    NumPy's global one, which the Python initializers (crew.nn.initializer) and composed
+    layers draw from, so that one call makes a program's initial weights repeatable."""
+    import numpy as _np
+    _C.seed(int(value))
+    _np.random.seed(int(value) % (2 ** 32))
 
 float32 = dtype.float32
 float64 = dtype.float64

@@ -163,3 +163,14 @@ def test_clipping_comes_before_the_regularizer():
 def test_plain_parameters_keep_the_cpp_optimizer():
     a, _, _ = _two_params(None, None)
     assert isinstance(paddle.optimizer.SGD(0.1, parameters=a.parameters()), paddle.optimizer.Optimizer)
+
+
+def test_paddle_seed_makes_python_initializers_repeatable():
+    def make():
+        paddle.seed(7)
+        attr = paddle.ParamAttr(initializer=I.XavierUniform())
+        return nn.Linear(6, 4, weight_attr=attr).weight.numpy(), nn.Linear(6, 4).weight.numpy()
+
+    (a_init, a_default), (b_init, b_default) = make(), make()
+    np.testing.assert_array_equal(a_init, b_init)
+    np.testing.assert_array_equal(a_default, b_default)

@@ -23,7 +23,9 @@ void floating(const Tensor& x, F f) {
   });
 }
 
-Tensor channel_sums_cpu(const Tensor& x) {
+// Per channel c: the sum over the batch and positions of term(x, c), accumulated in double.
+template <typename Term>
+Tensor channel_reduce(const Tensor& x, Term term) {
   const Layout l = layout_of(x);
   Tensor out = Tensor::empty({l.c}, DType::FLOAT64);
   double* sum = out.data<double>();
@@ -34,7 +36,7 @@ Tensor channel_sums_cpu(const Tensor& x) {
       for (int64_t ch = 0; ch < l.c; ++ch) {
         const T* src = xp + (i * l.c + ch) * l.spatial;
         double acc = 0;
-        for (int64_t k = 0; k < l.spatial; ++k) acc += src[k];
+        for (int64_t k = 0; k < l.spatial; ++k) acc += term(src[k], ch);
         sum[ch] += acc;
       }
     }
@@ -42,24 +44,13 @@ Tensor channel_sums_cpu(const Tensor& x) {
   return out;
 }
 
+Tensor channel_sums_cpu(const Tensor& x) {
+  return channel_reduce(x, [](auto v, int64_t) { return v; });
+}
+
 Tensor channel_sq_dev_cpu(const Tensor& x, const Tensor& mean_t) {
-  const Layout l = layout_of(x);
-  Tensor out = Tensor::empty({l.c}, DType::FLOAT64);
-  double* var = out.data<double>();
   const double* mean = mean_t.data<double>();
-  floating(x, [&](auto tag) {
-    using T = decltype(tag);
-    const T* xp = x.data<T>();
-    for (int64_t i = 0; i < l.n; ++i) {
-      for (int64_t ch = 0; ch < l.c; ++ch) {
-        const T* src = xp + (i * l.c + ch) * l.spatial;
-        double acc = 0;
-        for (int64_t k = 0; k < l.spatial; ++k) acc += (src[k] - mean[ch]) * (src[k] - mean[ch]);
-        var[ch] += acc;
-      }
-    }
-  });
-  return out;
+  return channel_reduce(x, [mean](auto v, int64_t ch) { return (v - mean[ch]) * (v - mean[ch]); });
 }
 
 Tensor normalize_cpu(const Tensor& x, const Tensor& mean_t, const Tensor& invstd_t, const Tensor& scale_t,

@@ -7,7 +7,7 @@ An initializer is called on a parameter (`init(param)`) and fills it in place; `
 returns the array. Fans follow Paddle's _compute_fans: a 2-D weight [in, out] (Linear's layout)
 has fan_in = shape[0], fan_out = shape[1]; a conv weight [out, in/groups, *k] has
 fan_in = shape[1] * prod(k), fan_out = shape[0] * prod(k); 1-D and 0-D: fan_in = fan_out = size.
-Random values come from NumPy's global generator (np.random.seed makes them repeatable).
+Random values come from NumPy's global generator, which crew.seed (paddle.seed) seeds too.
 """
 import math
 
@@ -98,30 +98,31 @@ class Uniform(Initializer):
         return np.random.uniform(self._low, self._high, shape)
 
 
-class XavierNormal(Initializer):
+class _Xavier(Initializer):
+    """Xavier/Glorot: the fans from the shape unless given."""
+
+    def __init__(self, fan_in=None, fan_out=None, gain=1.0, name=None):
+        self._fan_in, self._fan_out, self._gain = fan_in, fan_out, float(gain)
+
+    def _fan_sum(self, shape):
+        fi, fo = _fans(shape)
+        fi = fi if self._fan_in is None else self._fan_in
+        fo = fo if self._fan_out is None else self._fan_out
+        return fi + fo
+
+
+class XavierNormal(_Xavier):
     """std = gain * sqrt(2 / (fan_in + fan_out))."""
 
-    def __init__(self, fan_in=None, fan_out=None, gain=1.0, name=None):
-        self._fan_in, self._fan_out, self._gain = fan_in, fan_out, float(gain)
-
     def value(self, shape):
-        fi, fo = _fans(shape)
-        fi = fi if self._fan_in is None else self._fan_in
-        fo = fo if self._fan_out is None else self._fan_out
-        return np.random.normal(0.0, self._gain * math.sqrt(2.0 / (fi + fo)), shape)
+        return np.random.normal(0.0, self._gain * math.sqrt(2.0 / self._fan_sum(shape)), shape)
 
 
-class XavierUniform(Initializer):
+class XavierUniform(_Xavier):
     """U(-limit, limit), limit = gain * sqrt(6 / (fan_in + fan_out))."""
 
-    def __init__(self, fan_in=None, fan_out=None, gain=1.0, name=None):
-        self._fan_in, self._fan_out, self._gain = fan_in, fan_out, float(gain)
-
     def value(self, shape):
-        fi, fo = _fans(shape)
-        fi = fi if self._fan_in is None else self._fan_in
-        fo = fo if self._fan_out is None else self._fan_out
-        limit = self._gain * math.sqrt(6.0 / (fi + fo))
+        limit = self._gain * math.sqrt(6.0 / self._fan_sum(shape))
         return np.random.uniform(-limit, limit, shape)
 
 
