@@ -80,10 +80,12 @@ constexpr uint8_t kPreambleSlotPrefix = 0xF2;  // crew's own (Gloo's algorithms 
 void GlooPreamble::exchange(const std::shared_ptr<::gloo::Context>& context, const GlooCall& mine,
                             uint32_t tag, std::chrono::milliseconds timeout, const OpInfo& info,
                             const PreambleDataFn& data_for) {
-  static_assert(kMessageBytes % sizeof(uint64_t) == 0 && kPreambleHeaderBytes % sizeof(uint64_t) == 0);
+  static_assert(kPreambleHeaderBytes % sizeof(uint64_t) == 0);
   const int size = context->size;
   const int rank = context->rank;
-  const size_t words = static_cast<size_t>(size) * kMessageBytes / sizeof(uint64_t);
+  const size_t data_bytes = preamble_data_bytes(size);
+  message_bytes_ = kPreambleHeaderBytes + data_bytes;
+  const size_t words = static_cast<size_t>(size) * message_bytes_ / sizeof(uint64_t);
   if (out_.size() < words) {
     out_.resize(words);
     in_.resize(words);
@@ -97,11 +99,11 @@ void GlooPreamble::exchange(const std::shared_ptr<::gloo::Context>& context, con
   const uint64_t slot = ::gloo::Slot::build(kPreambleSlotPrefix, tag);
   for (int peer = 0; peer < size; ++peer) {
     if (peer == rank) continue;
-    const size_t at = static_cast<size_t>(peer) * kMessageBytes;
+    const size_t at = static_cast<size_t>(peer) * message_bytes_;
     // Posted at full size: a peer's message never exceeds it, whatever that peer issued.
-    recv_buf->recv(peer, slot, at, kMessageBytes);
+    recv_buf->recv(peer, slot, at, message_bytes_);
     const PreambleData data = data_for ? data_for(peer) : PreambleData{};
-    CREW_INTERNAL_ASSERT(data.bytes <= kPreambleDataBytes, "gloo preamble: ", data.bytes, " bytes of data");
+    CREW_INTERNAL_ASSERT(data.bytes <= data_bytes, "gloo preamble: ", data.bytes, " bytes of data");
     std::memcpy(out + at, header, kPreambleHeaderBytes);
     if (data.bytes > 0) std::memcpy(out + at + kPreambleHeaderBytes, data.data, data.bytes);
     send_buf->send(peer, slot, at, kPreambleHeaderBytes + data.bytes);
@@ -116,7 +118,7 @@ void GlooPreamble::exchange(const std::shared_ptr<::gloo::Context>& context, con
   for (int r = 0; r < size; ++r) {
     if (r == rank) continue;
     int64_t wire[GlooCall::kWireElems];
-    std::memcpy(wire, in + static_cast<size_t>(r) * kMessageBytes, kPreambleHeaderBytes);
+    std::memcpy(wire, in + static_cast<size_t>(r) * message_bytes_, kPreambleHeaderBytes);
     const GlooCall theirs = GlooCall::from_wire(wire);
     if (theirs == mine) continue;
     CREW_THROW(DesyncError, info.describe(), ": rank ", r, " issued ", theirs.describe(), " but rank ", rank,

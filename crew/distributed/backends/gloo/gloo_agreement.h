@@ -1,21 +1,21 @@
 #pragma once
 // The preamble every Gloo collective starts with, and the check it carries. Each rank sends
 // every other rank one message on a slot of its own: its call header (kind, element count,
-// dtype, root, reduction; 40 bytes) followed by up to kPreambleDataBytes of the op's own data.
+// dtype, root, reduction; 40 bytes) followed by up to preamble_data_bytes(size) of the op's own data.
 // Every rank receives every header, so when the calls differ every rank throws a DesyncError
 // naming both calls. Gloo checks none of this itself: a size mismatch aborts the process
 // (gloo::EnforceNotMet), a dtype or reduction mismatch completes with wrong numbers.
 //
 // Why this costs no extra round trip where it matters: a collective whose messages fit in a
 // preamble (all_reduce, reduce_scatter, broadcast, reduce, all_gather, gather, scatter and
-// alltoall up to kPreambleDataBytes per message; barrier always) moves its data in this one
+// alltoall up to preamble_data_bytes(size) per message; barrier always) moves its data in this one
 // exchange and makes no Gloo call after it. A larger one sends the header alone first and
 // then runs Gloo's algorithm: its first data exchange happens inside Gloo, where no header
 // can ride along, and it must not start before the check (a receiver whose buffer is smaller
 // than what a peer sends aborts inside Gloo), so there the header keeps its own exchange,
-// one latency against a transfer of more than kPreambleDataBytes per peer.
+// one latency against a transfer of more than preamble_data_bytes(size) per peer.
 //
-// A message never exceeds kPreambleHeaderBytes + kPreambleDataBytes, the size every receive
+// A message never exceeds kPreambleHeaderBytes + preamble_data_bytes(size), the size every receive
 // is posted with, so even a mismatched call cannot overflow a peer's buffer; a DesyncError
 // is thrown before any data is used, so the group stays usable after one.
 //
@@ -56,11 +56,23 @@ struct GlooCall {
   static GlooCall from_wire(const int64_t* in);
 };
 
-// Bytes of the op's data one preamble message carries after the header.
-inline constexpr size_t kPreambleDataBytes = size_t{64} << 10;
+// Bytes of the op's data one preamble message carries after the header, in a group of `size`
+// ranks: the exchange is a full mesh (each rank sends every peer its message), so the budget
+// shrinks as the group grows, to keep what a rank sends near 2 MiB: 1 MiB per peer up to 3
+// ranks, 64 KiB from 33 ranks on (multiples of 8 bytes). Above it, the op runs Gloo's own
+// algorithm after a header-only exchange.
+inline constexpr size_t kPreambleMaxDataBytes = size_t{1} << 20;
+inline constexpr size_t kPreambleMinDataBytes = size_t{64} << 10;
+inline size_t preamble_data_bytes(int size) {
+  const size_t peers = size > 1 ? static_cast<size_t>(size - 1) : 1;
+  const size_t share = (2 * kPreambleMaxDataBytes / peers) / 8 * 8;
+  return share > kPreambleMaxDataBytes   ? kPreambleMaxDataBytes
+         : share < kPreambleMinDataBytes ? kPreambleMinDataBytes
+                                         : share;
+}
 inline constexpr size_t kPreambleHeaderBytes = GlooCall::kWireElems * sizeof(int64_t);
 
-// What this rank sends one peer after its header (bytes <= kPreambleDataBytes).
+// What this rank sends one peer after its header (bytes <= preamble_data_bytes(size)).
 struct PreambleData {
   const void* data = nullptr;
   size_t bytes = 0;
@@ -78,13 +90,13 @@ class GlooPreamble {
                 std::chrono::milliseconds timeout, const OpInfo& info, const PreambleDataFn& data_for);
   // The data rank `peer` sent this rank in the last exchange (8-byte aligned).
   const uint8_t* data_from(int peer) const {
-    return reinterpret_cast<const uint8_t*>(in_.data()) + static_cast<size_t>(peer) * kMessageBytes +
+    return reinterpret_cast<const uint8_t*>(in_.data()) + static_cast<size_t>(peer) * message_bytes_ +
            kPreambleHeaderBytes;
   }
 
  private:
-  static constexpr size_t kMessageBytes = kPreambleHeaderBytes + kPreambleDataBytes;
-  std::vector<uint64_t> out_;  // size * kMessageBytes: the message for peer r at r * kMessageBytes
+  size_t message_bytes_ = 0;   // header + preamble_data_bytes(size) of the group
+  std::vector<uint64_t> out_;  // size * message_bytes_: the message for peer r at r * message_bytes_
   std::vector<uint64_t> in_;   // the same layout for the messages received
 };
 

@@ -60,7 +60,7 @@ void gloo_all_reduce(const std::shared_ptr<::gloo::Context>& context, Tensor& t,
 }
 
 // Whether one preamble message can carry `bytes` of the op's data.
-bool fits(size_t bytes) { return bytes <= detail::kPreambleDataBytes; }
+bool fits(size_t bytes, int size) { return bytes <= detail::preamble_data_bytes(size); }
 
 // The data `rank` contributes: its own tensor data, or what it sent in the preamble.
 const void* contribution(const detail::GlooPreamble& preamble, int me, int rank, const void* own) {
@@ -95,7 +95,7 @@ std::shared_ptr<Work> GlooProcessGroup::all_reduce(Tensor& tensor, const AllRedu
   auto context = context_;
   const auto timeout = op_timeout(options.timeout);
   Tensor t = tensor;
-  const bool small = fits(t.nbytes());
+  const bool small = fits(t.nbytes(), size_);
   return submit(
       {"all_reduce", t.numel(), t.dtype(), -1, static_cast<int>(op)}, timeout, options.async_op,
       [=](uint32_t tag, const detail::GlooPreamble& preamble) mutable {
@@ -115,7 +115,7 @@ std::shared_ptr<Work> GlooProcessGroup::broadcast(Tensor& tensor, const Broadcas
   auto context = context_;
   const auto timeout = op_timeout(options.timeout);
   Tensor t = tensor;
-  const bool small = fits(t.nbytes());
+  const bool small = fits(t.nbytes(), size_);
   detail::PreambleDataFn data_for;
   if (small && rank_ == root) data_for = same_to_all(t);
   return submit(
@@ -147,7 +147,7 @@ std::shared_ptr<Work> GlooProcessGroup::reduce(Tensor& tensor, const ReduceOptio
   auto context = context_;
   const auto timeout = op_timeout(options.timeout);
   Tensor t = tensor;
-  const bool small = fits(t.nbytes());
+  const bool small = fits(t.nbytes(), size_);
   detail::PreambleDataFn data_for;
   if (small) {
     data_for = [t, root](int peer) {
@@ -189,7 +189,7 @@ std::shared_ptr<Work> GlooProcessGroup::all_gather(std::vector<Tensor>& outputs,
   const auto timeout = op_timeout(options.timeout);
   Tensor in = input;
   std::vector<Tensor> outs = outputs;
-  const bool small = fits(in.nbytes());
+  const bool small = fits(in.nbytes(), size_);
   return submit(
       {"all_gather", in.numel(), in.dtype()}, timeout, options.async_op,
       [=](uint32_t tag, const detail::GlooPreamble& preamble) mutable {
@@ -226,7 +226,7 @@ std::shared_ptr<Work> GlooProcessGroup::gather(std::vector<Tensor>& outputs, con
   const auto timeout = op_timeout(options.timeout);
   Tensor in = input;
   std::vector<Tensor> outs = rank_ == root ? outputs : std::vector<Tensor>{};
-  const bool small = fits(in.nbytes());
+  const bool small = fits(in.nbytes(), size_);
   detail::PreambleDataFn data_for;
   if (small) {
     data_for = [in, root](int peer) {
@@ -273,7 +273,7 @@ std::shared_ptr<Work> GlooProcessGroup::scatter(Tensor& output, const std::vecto
   const auto timeout = op_timeout(options.timeout);
   Tensor out = output;
   std::vector<Tensor> ins = rank_ == root ? inputs : std::vector<Tensor>{};
-  const bool small = fits(out.nbytes());
+  const bool small = fits(out.nbytes(), size_);
   detail::PreambleDataFn data_for;
   if (small && rank_ == root) {
     data_for = [ins](int peer) { return detail::PreambleData{ins[peer].raw_data(), ins[peer].nbytes()}; };
@@ -317,7 +317,7 @@ std::shared_ptr<Work> GlooProcessGroup::reduce_scatter(Tensor& output, const std
   const auto timeout = op_timeout(options.timeout);
   Tensor out = output;
   std::vector<Tensor> ins = inputs;
-  const bool small = fits(out.nbytes());
+  const bool small = fits(out.nbytes(), size_);
   detail::PreambleDataFn data_for;
   if (small) {
     data_for = [ins](int peer) { return detail::PreambleData{ins[peer].raw_data(), ins[peer].nbytes()}; };
@@ -349,7 +349,7 @@ std::shared_ptr<Work> GlooProcessGroup::alltoall(std::vector<Tensor>& outputs,
   const auto timeout = op_timeout(options.timeout);
   std::vector<Tensor> ins = inputs;
   std::vector<Tensor> outs = outputs;
-  const bool small = fits(ins[0].nbytes());
+  const bool small = fits(ins[0].nbytes(), size_);
   detail::PreambleDataFn data_for;
   if (small) {
     data_for = [ins](int peer) { return detail::PreambleData{ins[peer].raw_data(), ins[peer].nbytes()}; };
