@@ -17,6 +17,7 @@ from ._C import (add, subtract, multiply, divide, exp, log, pow, matmul, sum, me
                  is_grad_enabled, set_grad_enabled)
 from .tensor_ops import (no_grad, equal, not_equal, less_than, less_equal, greater_than,  # noqa: E402
                          greater_equal, max, min)
+from .paddle_args import argmax, squeeze, reshape, flatten, to_tensor  # noqa: E402,F811
 
 __version__ = _C.__version__
 

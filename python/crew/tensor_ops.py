@@ -55,12 +55,16 @@ greater_than = _compare(np.greater)
 greater_equal = _compare(np.greater_equal)
 
 
-def max(x, axis=None, keepdim=False):  # noqa: A001 (Paddle's name)
-    return _C.to_tensor(np.max(_array(x), axis=axis, keepdims=keepdim))
+def _np_axis(axis):
+    return tuple(axis) if isinstance(axis, list) else axis
 
 
-def min(x, axis=None, keepdim=False):  # noqa: A001
-    return _C.to_tensor(np.min(_array(x), axis=axis, keepdims=keepdim))
+def max(x, axis=None, keepdim=False, name=None):  # noqa: A001 (Paddle's name)
+    return _C.to_tensor(np.max(_array(x), axis=_np_axis(axis), keepdims=keepdim))
+
+
+def min(x, axis=None, keepdim=False, name=None):  # noqa: A001
+    return _C.to_tensor(np.min(_array(x), axis=_np_axis(axis), keepdims=keepdim))
 
 
 def _method(fn):

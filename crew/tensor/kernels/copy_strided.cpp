@@ -123,6 +123,7 @@ Tensor slice_scatter(const Tensor& g, const Shape& shape, int64_t axis, int64_t 
 Tensor concat(const std::vector<Tensor>& xs, int64_t axis, const Shape& out) {
   CREW_CHECK(!xs.empty(), "concat: no tensors given");
   for (size_t i = 1; i < xs.size(); ++i) {
+    if (!xs[i].defined() || !xs[0].defined() || xs[i].place() == xs[0].place()) continue;  // name only for the error
     const std::string name = "xs[" + std::to_string(i) + "]";
     check_same_place("concat", {{"xs[0]", &xs[0]}, {name.c_str(), &xs[i]}});
   }

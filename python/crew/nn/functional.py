@@ -9,3 +9,14 @@ from .composed_functional import (adaptive_max_pool2d, avg_pool1d, dropout2d, gr
                                   hardswish, instance_norm, interpolate, leaky_relu, max_pool1d, pad,
                                   prelu, relu6, silu, softplus, swish, upsample)
 from .conv_composed import conv1d, conv2d_transpose  # noqa: F401,E402
+
+
+_linear_with_bias = linear  # noqa: F405
+
+
+def linear(x, weight, bias=None, name=None):  # noqa: F811
+    """Paddle's F.linear: y = x W (+ b), W [in, out]; bias is optional."""
+    if bias is None:
+        from .. import _C
+        return _C.matmul(x, weight)
+    return _linear_with_bias(x, weight, bias)
