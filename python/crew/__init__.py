@@ -9,7 +9,8 @@ collectives. docs/python.md maps Paddle's API to crew's and lists what differs.
 from . import _C
 from . import _arguments
 _arguments.install(_C)  # readable TypeErrors for arguments crew._C does not accept (first)
-from ._C import Tensor, dtype, to_tensor, save, load
+from ._C import Tensor, dtype, to_tensor  # noqa: F401 (to_tensor: paddle_args wraps it)
+from .serialization import save, load  # noqa: E402
 from ._C import (Place, CPUPlace, CUDAPlace, CUDAPinnedPlace, set_device, get_device,  # noqa: F401
                  is_compiled_with_cuda, DeviceError)
 from ._C import (add, subtract, multiply, divide, exp, log, pow, matmul, sum, mean, argmax,  # noqa: A004

@@ -30,11 +30,16 @@ py::dict state_dict_to_py(const StateDict& sd) {
 }
 
 void bind_serialize(py::module_& m) {
-  m.def("save", [](py::handle obj, const std::string& path) {
+  m.def("save", [](py::handle obj, const std::string& path, const std::map<std::string, std::string>& metadata) {
          StateDict sd = state_dict_from_py(obj, "save");
          py::gil_scoped_release nogil;
-         save(sd, path);
-       }, py::arg("obj"), py::arg("path"), "Writes a state dict to a safetensors file, atomically");
+         save(sd, path, metadata);
+       }, py::arg("obj"), py::arg("path"), py::arg("metadata") = std::map<std::string, std::string>{},
+       "Writes a state dict (and string metadata) to a safetensors file, atomically");
+  m.def("load_metadata", [](const std::string& path) {
+         py::gil_scoped_release nogil;
+         return load_metadata(path);
+       }, py::arg("path"), "The string metadata of a safetensors file");
   m.def("load", [](const std::string& path) {
          StateDict sd;
          {
