@@ -61,3 +61,16 @@ def test_scalars_integers_linear_and_clear_gradients():
     opt.clear_gradients()
     assert all(p.grad is None or not np.any(p.grad.numpy()) for p in net.parameters())
     assert paddle.max(arange(2, 3), axis=[0, 1]).numpy().item() == 5.0
+
+
+def test_schedules_take_verbose_and_print_as_paddle(capsys):
+    s = paddle.optimizer.lr.StepDecay(0.1, step_size=1, gamma=0.5, verbose=True)
+    net = paddle.nn.Linear(2, 2)
+    opt = paddle.optimizer.SGD(learning_rate=s, parameters=net.parameters())
+    s.step()
+    assert opt.get_lr() == pytest.approx(0.05)
+    assert capsys.readouterr().out.splitlines() == ["Epoch 0: StepDecay set learning rate to 0.1.",
+                                                    "Epoch 1: StepDecay set learning rate to 0.05."]
+    quiet = paddle.optimizer.lr.CosineAnnealingDecay(0.1, T_max=4)
+    quiet.step()
+    assert capsys.readouterr().out == "" and isinstance(quiet, paddle.optimizer.lr.LRScheduler)
