@@ -74,3 +74,20 @@ def test_schedules_take_verbose_and_print_as_paddle(capsys):
     quiet = paddle.optimizer.lr.CosineAnnealingDecay(0.1, T_max=4)
     quiet.step()
     assert capsys.readouterr().out == "" and isinstance(quiet, paddle.optimizer.lr.LRScheduler)
+
+
+def test_parameter_groups_scale_learning_rate_and_decay_per_group():
+    paddle.seed(5)
+    a, b = paddle.nn.Linear(2, 2), paddle.nn.Linear(2, 2)
+    before_a, before_b = a.weight.numpy().copy(), b.weight.numpy().copy()
+    opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=[
+        {"params": a.parameters()},
+        {"params": b.parameters(), "learning_rate": 0.5, "weight_decay": 0.01}])
+    x = paddle.to_tensor(np.ones((1, 2), np.float32))
+    paddle.sum(a(x) + b(x)).backward()
+    ga, gb = a.weight.grad.numpy().copy(), b.weight.grad.numpy().copy()
+    opt.step()
+    np.testing.assert_allclose(a.weight.numpy(), before_a - 0.1 * ga, rtol=1e-6)
+    np.testing.assert_allclose(b.weight.numpy(), before_b - 0.1 * 0.5 * (gb + 0.01 * before_b), rtol=1e-6)
+    with pytest.raises(ValueError, match=r"parameter group 0 sets \['beta1'\]"):
+        paddle.optimizer.Adam(parameters=[{"params": a.parameters(), "beta1": 0.5}])

@@ -83,6 +83,36 @@ def _split_decay(weight_decay):
     return weight_decay, None
 
 
+def _flatten_groups(params, name):
+    """Paddle's parameter groups ([{'params': [...], 'learning_rate': m, 'weight_decay': d}, ...]):
+    a group's learning_rate multiplies the optimizer's for its parameters (as Paddle sets
+    optimize_attr['learning_rate']), its weight_decay (a float: L2Decay, or a regularizer)
+    becomes their regularizer. Returns the parameters, flattened."""
+    if not any(isinstance(g, dict) for g in params):
+        return params
+    flat = []
+    for i, group in enumerate(params):
+        if not isinstance(group, dict) or "params" not in group:
+            raise TypeError(f"{name}(): parameters mixes groups and tensors; entry {i} is a "
+                            f"{type(group).__name__}: give every entry as a dict with 'params'")
+        unknown = sorted(set(group) - {"params", "learning_rate", "weight_decay"})
+        if unknown:
+            raise ValueError(f"{name}(): parameter group {i} sets {unknown}; crew's groups take "
+                             "'params', 'learning_rate' and 'weight_decay'")
+        if "weight_decay" in group and name == "AdamW":
+            raise ValueError("AdamW(): a parameter group's weight_decay is not supported in crew "
+                             "(AdamW's decay is decoupled); give it to AdamW itself")
+        for p in group["params"]:
+            if "learning_rate" in group:
+                p.optimize_attr = dict(getattr(p, "optimize_attr", None) or {},
+                                       learning_rate=float(group["learning_rate"]))
+            if "weight_decay" in group:
+                wd = group["weight_decay"]
+                p.regularizer = wd if isinstance(wd, WeightDecayRegularizer) else L2Decay(float(wd))
+            flat.append(p)
+    return flat
+
+
 def build(factory, name, args, kwargs, arg_names, default_decay=0.0):
     """Calls crew._C.optimizer.<name> (`factory`), adding the rules when a parameter or
     weight_decay needs them. `arg_names`: Paddle's positional argument names."""
@@ -95,7 +125,7 @@ def build(factory, name, args, kwargs, arg_names, default_decay=0.0):
     params = named.get("parameters")
     if params is None or isinstance(params, (_C.Tensor, str, bytes)) or not hasattr(params, "__iter__"):
         return factory(**named)
-    params = list(params)
+    params = _flatten_groups(list(params), name)
     named["parameters"] = params
     weight_decay = named.get("weight_decay")
     if weight_decay is None:
