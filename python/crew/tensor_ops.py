@@ -81,8 +81,8 @@ def _install_operators():
                      ("__le__", less_equal), ("__gt__", greater_than), ("__ge__", greater_equal)):
         setattr(Tensor, name, fn)
     Tensor.__hash__ = object.__hash__
-    for name in ("reshape", "unsqueeze", "squeeze", "flatten", "transpose", "split", "matmul", "sum",
-                 "mean", "argmax", "exp", "log", "pow"):
+    # reshape, squeeze, flatten and argmax take Paddle's arguments: paddle_args installs them.
+    for name in ("unsqueeze", "transpose", "split", "matmul", "sum", "mean", "exp", "log", "pow"):
         setattr(Tensor, name, _method(getattr(_C, name)))
     Tensor.max = max
     Tensor.min = min

@@ -12,6 +12,7 @@ import pytest
 import crew as paddle
 import crew.nn as nn
 from crew.static import InputSpec
+from crew.vision.models import LeNet  # paddle.summary's documented example
 
 
 class Blobs(paddle.io.Dataset):
@@ -47,26 +48,6 @@ def make_model(lr=0.05, metrics=True, optimizer=None):
     opt = optimizer(model) if optimizer else paddle.optimizer.SGD(learning_rate=lr, parameters=model.parameters())
     model.prepare(opt, nn.CrossEntropyLoss(), paddle.metric.Accuracy() if metrics else None)
     return model
-
-
-class LeNet(nn.Layer):
-    """paddle.summary's documented example."""
-
-    def __init__(self, num_classes=10):
-        super().__init__()
-        self.num_classes = num_classes
-        self.features = nn.Sequential(
-            nn.Conv2D(1, 6, 3, stride=1, padding=1), nn.ReLU(), nn.MaxPool2D(2, 2),
-            nn.Conv2D(6, 16, 5, stride=1, padding=0), nn.ReLU(), nn.MaxPool2D(2, 2))
-        if num_classes > 0:
-            self.fc = nn.Sequential(nn.Linear(400, 120), nn.Linear(120, 84), nn.Linear(84, 10))
-
-    def forward(self, inputs):
-        x = self.features(inputs)
-        if self.num_classes > 0:
-            x = paddle.flatten(x, 1)
-            x = self.fc(x)
-        return x
 
 
 LENET_TABLE = """\
