@@ -19,7 +19,7 @@ class BaseTransform:
     """Paddle's BaseTransform: a subclass defines _apply_image(img) (and _get_params(inputs)
     for random ones). keys=None means the input is one image; with keys such as
     ('image', 'label'), the input is a tuple and each field goes through _apply_<key> (fields
-    without one pass through unchanged)."""
+    without one pass through unchanged); one output is returned bare, several as a tuple."""
 
     def __init__(self, keys=None):
         if keys is None:
@@ -33,15 +33,14 @@ class BaseTransform:
         return None
 
     def __call__(self, inputs):
-        single = not isinstance(inputs, (list, tuple))
-        fields = (inputs,) if single else tuple(inputs)
+        fields = inputs if isinstance(inputs, tuple) else (inputs,)
         self.params = self._get_params(fields)
         out = []
         for key, field in zip(self.keys, fields):
             fn = getattr(self, f"_apply_{key}", None)
             out.append(fn(field) if fn is not None else field)
         out.extend(fields[len(self.keys):])
-        return out[0] if single else tuple(out)
+        return out[0] if len(out) == 1 else tuple(out)
 
     def _apply_image(self, img):
         raise NotImplementedError(f"{type(self).__name__} defines no _apply_image")

@@ -30,9 +30,11 @@ def to_hwc(img):
     """(HWC or HW ndarray, back) where back(array) returns the image in img's kind and layout."""
     if is_pil(img):
         from PIL import Image
-        mode = img.mode
-        return np.asarray(img), lambda a: Image.fromarray(np.ascontiguousarray(a), mode if a.ndim == 2 or
-                                                          a.shape[2] > 1 else "L")
+        def back(a):
+            if a.ndim == 3 and a.shape[2] == 1:
+                a = a[..., 0]
+            return Image.fromarray(np.ascontiguousarray(a), img.mode if a.ndim == 3 or img.mode in ("L", "P") else "L")
+        return np.asarray(img), back
     if isinstance(img, np.ndarray):
         if img.ndim not in (2, 3):
             raise ValueError(f"transforms: expected an HWC or HW image, got shape {list(img.shape)}")
