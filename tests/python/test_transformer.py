@@ -107,6 +107,17 @@ def test_cross_attention_with_kdim_vdim_and_each_kind_of_mask():
     np.testing.assert_allclose(m(t(q), t(k), t(v), floats).numpy(), ref_mha(m, q, k, v, floats)[0], rtol=1e-9)
 
 
+def test_a_key_padding_mask_hides_the_padded_keys():
+    m = f64(nn.MultiHeadAttention(8, 2))
+    x = RNG.standard_normal((2, 5, 8))
+    keep = np.ones((2, 1, 1, 5), bool)  # [B, 1, 1, Tk]: sample 0 has 3 real tokens
+    keep[0, ..., 3:] = False
+    out = m(t(x), attn_mask=paddle.to_tensor(keep)).numpy()
+    short = m(t(x[:1]), t(x[:1, :3]), t(x[:1, :3])).numpy()
+    np.testing.assert_allclose(out[0], short[0], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(out[1], m(t(x[1:])).numpy()[0], rtol=1e-9, atol=1e-12)
+
+
 def test_causal_mask_takes_the_fused_kernel_and_matches_the_composed_path():
     m = f64(nn.MultiHeadAttention(8, 4))
     x = RNG.standard_normal((2, 6, 8))

@@ -95,6 +95,8 @@ def test_pad_modes_fill_and_paddles_example():
     np.testing.assert_array_equal(T.Pad((1, 2))(img), np.pad(img, [(2, 2), (1, 1), (0, 0)]))
     for mode in ("edge", "reflect", "symmetric"):
         np.testing.assert_array_equal(T.Pad(2, padding_mode=mode)(img), np.pad(img, [(2, 2), (2, 2), (0, 0)], mode))
+    grey = T.Pad(1)(Image.fromarray(img[..., 0]))
+    assert grey.mode == "L" and grey.size == (6, 5)
     with pytest.raises(ValueError, match="padding_mode"):
         T.Pad(1, padding_mode="wrap")
     with pytest.raises(ValueError, match="2 or 4"):
