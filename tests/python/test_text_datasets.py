@@ -1,7 +1,6 @@
 """crew.text.datasets (TextFolder, Imdb) over local folders and archives, and the fortunes
 script that builds such a folder: tokens, the word dict, padding, labels, DataLoader batches,
 and a small classifier that learns from it."""
-import io
 import os
 import subprocess
 import sys
