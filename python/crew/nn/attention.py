@@ -17,7 +17,6 @@ from .layer import Layer
 from .layers import Dropout, Linear
 
 _F = _C.nn.functional
-_FLOATS = (_C.dtype.float32, _C.dtype.float64)
 _NP_DTYPE = {_C.dtype.float32: np.float32, _C.dtype.float64: np.float64}
 
 
