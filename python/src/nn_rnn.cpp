@@ -28,7 +28,7 @@ void bind_nn_rnn(py::module_& m) {
   f.def(
       "rnn_layer",
       [](const std::string& mode, const Tensor& x, py::list weights, py::handle h0, py::handle c0,
-         bool bidirectional, bool reverse) {
+         bool bidirectional, bool reverse, bool batch_major) {
         const kernels::RnnCell cell = cell_from(mode);
         std::vector<Tensor> w;
         for (py::handle h : weights) w.push_back(optional(h, "weights"));
@@ -36,13 +36,14 @@ void bind_nn_rnn(py::module_& m) {
         nn::functional::RnnLayerOutput o;
         {
           py::gil_scoped_release nogil;
-          o = nn::functional::rnn_layer(x, w, h, c, cell, bidirectional, reverse);
+          o = nn::functional::rnn_layer(x, w, h, c, cell, bidirectional, reverse, batch_major);
         }
         return py::make_tuple(o.y, o.h_n, o.c_n.defined() ? py::cast(o.c_n) : py::none());
       },
       py::arg("mode"), py::arg("x"), py::arg("weights"), py::arg("h0") = py::none(), py::arg("c0") = py::none(),
-      py::arg("bidirectional") = false, py::arg("reverse") = false,
-      "One recurrent layer over time-major x [T, N, I]: (y [T, N, D*H], h_n, c_n or None).");
+      py::arg("bidirectional") = false, py::arg("reverse") = false, py::arg("batch_major") = false,
+      "One recurrent layer over x [T, N, I] ([N, T, I] with batch_major): (y [T, N, D*H] (or [N, T, D*H]), "
+      "h_n, c_n or None).");
 }
 
 }  // namespace crew::python

@@ -72,11 +72,12 @@ struct Config {
   RnnCell cell;
   int64_t layers;
   bool bidirectional, reverse, initial_states, biases;
+  bool batch_major = false;
 };
 
 std::string describe(const Config& c) {
   return str_cat(kernels::rnn_cell_name(c.cell), " layers=", c.layers, " bidirectional=", c.bidirectional,
-                 " reverse=", c.reverse, " initial_states=", c.initial_states, " biases=", c.biases);
+                 " reverse=", c.reverse, " initial_states=", c.initial_states, " biases=", c.biases, " batch_major=", c.batch_major);
 }
 
 void expect_close(const Tensor& got, const Tensor& want, double tol, const std::string& what) {
@@ -121,7 +122,9 @@ void check_config(const Config& cfg) {
     c.set_stop_gradient(false);
     return c;
   };
-  Tensor x32 = f32(x);
+  // The kernel's side reads [N, T, ...] when batch-major; the reference is time-major.
+  auto bm = [&](const Tensor& t) { return cfg.batch_major ? crew::transpose(t, 0, 1) : t; };
+  Tensor x32 = f32(bm(x));
   std::vector<Tensor> w32, h032, c032;
   for (const Tensor& w : weights) w32.push_back(f32(w));
   for (const Tensor& h : h0s) h032.push_back(f32(h));
@@ -135,8 +138,9 @@ void check_config(const Config& cfg) {
     const Tensor zeros = Tensor::zeros({D, N, H}, DType::FLOAT64);
     auto ref = reference_layer(cfg.cell, y_ref, wr, h0s[l].defined() ? h0s[l] : zeros,
                                c0s[l].defined() ? c0s[l] : zeros, cfg.bidirectional, cfg.reverse);
-    auto got = nn::functional::rnn_layer(y_got, wg, h032[l], c032[l], cfg.cell, cfg.bidirectional, cfg.reverse);
-    expect_close(got.y, ref[0], 2e-5, what + " y of layer " + std::to_string(l));
+    auto got = nn::functional::rnn_layer(y_got, wg, h032[l], c032[l], cfg.cell, cfg.bidirectional, cfg.reverse,
+                                         cfg.batch_major);
+    expect_close(bm(got.y), ref[0], 2e-5, what + " y of layer " + std::to_string(l));
     expect_close(got.h_n, ref[1], 2e-5, what + " h_n of layer " + std::to_string(l));
     ASSERT_EQ(got.c_n.defined(), lstm) << what;
     if (lstm) expect_close(got.c_n, ref[2], 2e-5, what + " c_n of layer " + std::to_string(l));
@@ -154,11 +158,11 @@ void check_config(const Config& cfg) {
   }
   Tensor ry = crew::uniform(y_ref.shape(), -1, 1, DType::FLOAT64, &gen);
   loss_ref = crew::add(loss_ref, crew::sum(crew::mul(y_ref, ry)));
-  loss_got = crew::add(loss_got, crew::sum(crew::mul(y_got, ry.to(DType::FLOAT32))));
+  loss_got = crew::add(loss_got, crew::sum(crew::mul(bm(y_got), ry.to(DType::FLOAT32))));
   loss_ref.backward();
   loss_got.backward();
   const double tol = 1e-4;
-  expect_close(x32.grad(), x.grad(), tol, what + " grad x");
+  expect_close(bm(x32.grad()), x.grad(), tol, what + " grad x");
   for (size_t i = 0; i < weights.size(); ++i) {
     if (!weights[i].defined()) continue;
     expect_close(w32[i].grad(), weights[i].grad(), tol, what + " grad of weight " + std::to_string(i));
@@ -183,6 +187,13 @@ TEST(FunctionalRnnTest, MatchesReferenceOneLayerBothDirections) {
 TEST(FunctionalRnnTest, MatchesReferenceTwoLayers) {
   for (RnnCell cell : kCells) {
     for (bool bidirectional : {false, true}) check_config({cell, 2, bidirectional, false, true, true});
+  }
+}
+
+TEST(FunctionalRnnTest, BatchMajor) {
+  for (RnnCell cell : kCells) {
+    check_config({cell, 2, true, false, true, true, true});
+    check_config({cell, 1, false, true, false, true, true});
   }
 }
 

@@ -7,17 +7,18 @@
 namespace crew::nn::functional {
 
 RnnLayerOutput rnn_layer(const Tensor& x, const std::vector<Tensor>& weights, const Tensor& h0, const Tensor& c0,
-                         kernels::RnnCell cell, bool bidirectional, bool reverse) {
+                         kernels::RnnCell cell, bool bidirectional, bool reverse, bool batch_major) {
   std::vector<Tensor> inputs{x, h0, c0};
   inputs.insert(inputs.end(), weights.begin(), weights.end());
   const bool record = autograd::should_record(inputs);
-  const kernels::RnnLayerParams p{.cell = cell, .bidirectional = bidirectional, .reverse = reverse};
+  const kernels::RnnLayerParams p{
+      .cell = cell, .bidirectional = bidirectional, .reverse = reverse, .batch_major = batch_major};
   kernels::RnnForwardResult r = kernels::rnn_layer_forward(x, weights, h0, c0, p, record);
   if (!record) return {r.y, r.h_n, r.c_n};
 
   const int64_t ny = r.y.numel(), nh = r.h_n.numel(), nc = r.c_n.defined() ? r.c_n.numel() : 0;
   const Shape y_shape = r.y.shape(), s_shape = r.h_n.shape();
-  Tensor packed = Tensor::uninitialized({ny + nh + nc});
+  Tensor packed = Tensor::uninitialized({ny + nh + nc}, r.y.dtype(), r.y.place());
   packed.slice(0, ny).copy_(r.y);
   packed.slice(ny, ny + nh).copy_(r.h_n);
   if (nc > 0) packed.slice(ny + nh, ny + nh + nc).copy_(r.c_n);

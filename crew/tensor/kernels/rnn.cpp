@@ -36,6 +36,7 @@ using tag = memory::format_tag;
 struct Geometry {
   RnnCell cell;
   int64_t T, N, I, H, D, G, Gb;
+  bool batch_major;
   dnnl::rnn_direction dir;
   std::string key;
 };
@@ -55,14 +56,15 @@ struct Descs {
 
 Descs descs(const Geometry& g) {
   Descs d;
-  d.src_layer = f32({g.T, g.N, g.I}, tag::tnc);
+  const tag layer_tag = g.batch_major ? tag::ntc : tag::tnc;
+  d.src_layer = f32({g.T, g.N, g.I}, layer_tag);
   d.src_iter = f32({1, g.D, g.N, g.H}, tag::ldnc);
   d.w_layer = f32({1, g.D, g.I, g.G, g.H}, tag::any);
   d.w_iter = f32({1, g.D, g.H, g.G, g.H}, tag::any);
   d.w_layer_user = f32({1, g.D, g.I, g.G, g.H}, tag::ldgoi);  // [D][G][H][I]: Paddle's rows
   d.w_iter_user = f32({1, g.D, g.H, g.G, g.H}, tag::ldgoi);
   d.bias = f32({1, g.D, g.Gb, g.H}, tag::ldgo);
-  d.dst_layer = f32({g.T, g.N, g.D * g.H}, tag::tnc);
+  d.dst_layer = f32({g.T, g.N, g.D * g.H}, layer_tag);
   return d;
 }
 
@@ -164,9 +166,11 @@ Geometry geometry(const Tensor& x, const std::vector<Tensor>& w, const RnnLayerP
   g.G = rnn_gate_count(p.cell);
   g.Gb = p.cell == RnnCell::GRU ? 4 : g.G;
   check_f32(x, "x");
-  CREW_CHECK(x.dim() == 3, "rnn: x must be [T, N, I] (time-major), got ", shape_str(x.shape()));
-  g.T = x.size(0);
-  g.N = x.size(1);
+  g.batch_major = p.batch_major;
+  CREW_CHECK(x.dim() == 3, "rnn: x must be ", p.batch_major ? "[N, T, I]" : "[T, N, I]", ", got ",
+             shape_str(x.shape()));
+  g.T = x.size(p.batch_major ? 1 : 0);
+  g.N = x.size(p.batch_major ? 0 : 1);
   g.I = x.size(2);
   CREW_CHECK(g.T >= 1 && g.N >= 1 && g.I >= 1, "rnn: x ", shape_str(x.shape()), " has an empty axis");
   CREW_CHECK(static_cast<int64_t>(w.size()) == 4 * g.D, "rnn: expected ", 4 * g.D,
@@ -191,7 +195,7 @@ Geometry geometry(const Tensor& x, const std::vector<Tensor>& w, const RnnLayerP
           : p.reverse     ? dnnl::rnn_direction::unidirectional_right2left
                           : dnnl::rnn_direction::unidirectional_left2right;
   g.key = str_cat("rnn|", rnn_cell_name(p.cell), '|', g.T, ',', g.N, ',', g.I, ',', g.H, ',', g.D, ',',
-                  static_cast<int>(g.dir));
+                  static_cast<int>(g.dir), g.batch_major ? "|ntc" : "|tnc");
   return g;
 }
 
@@ -279,7 +283,8 @@ RnnForwardResult rnn_layer_forward_cpu(const Tensor& x, const std::vector<Tensor
     memory wi = to_layout(u.iter, e->fwd_pd.weights_iter_desc());
     Tensor hx = h0.defined() ? h0 : Tensor::zeros(state);
     Tensor cx = lstm ? (c0.defined() ? c0 : Tensor::zeros(state)) : Tensor();
-    r.y = Tensor::uninitialized({g.T, g.N, g.D * g.H});
+    r.y = g.batch_major ? Tensor::uninitialized({g.N, g.T, g.D * g.H})
+                        : Tensor::uninitialized({g.T, g.N, g.D * g.H});
     r.h_n = Tensor::uninitialized(state);
     if (lstm) r.c_n = Tensor::uninitialized(state);
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC_LAYER, as_mem(x, d.src_layer)},

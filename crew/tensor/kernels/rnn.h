@@ -24,19 +24,20 @@ struct RnnLayerParams {
   RnnCell cell = RnnCell::LSTM;
   bool bidirectional = false;  // both directions, outputs concatenated [forward, backward]
   bool reverse = false;        // one direction, right to left (ignored when bidirectional)
+  bool batch_major = false;    // x [N, T, I] and y [N, T, D*H] (Paddle's default) instead of [T, N, ...]
 };
 
 // What rnn_layer_forward keeps for rnn_layer_backward (opaque; see rnn.cpp).
 struct RnnSaved;
 
 struct RnnForwardResult {
-  Tensor y;    // [T, N, D*H]
+  Tensor y;    // [T, N, D*H] ([N, T, D*H] when batch_major)
   Tensor h_n;  // [D, N, H]
   Tensor c_n;  // [D, N, H] for LSTM, else undefined
   std::shared_ptr<const RnnSaved> saved;  // set when training
 };
 
-// One layer over x [T, N, I] (time-major). `weights` holds 4 tensors per direction (forward
+// One layer over x [T, N, I] (time-major; [N, T, I] when batch_major, read as it lies). `weights` holds 4 tensors per direction (forward
 // first): weight_ih, weight_hh, bias_ih, bias_hh; a bias may be undefined (zeros). h0 (and c0
 // for LSTM) [D, N, H] or undefined (zeros). With `training` the result keeps the workspace
 // for rnn_layer_backward.
@@ -52,7 +53,7 @@ struct RnnGrads {
   std::vector<Tensor> weights;  // as rnn_layer_forward's weights (undefined where the bias was)
 };
 
-// Gradients for dy [T, N, D*H] and the final states' gradients dh_n, dc_n [D, N, H] (either
+// Gradients for dy (y's shape) and the final states' gradients dh_n, dc_n [D, N, H] (either
 // may be undefined: zeros), from the state of a training forward.
 RnnGrads rnn_layer_backward(const Tensor& dy, const Tensor& dh_n, const Tensor& dc_n, const RnnSaved& saved);
 using RnnLayerBackwardFn = RnnGrads(const Tensor& dy, const Tensor& dh_n, const Tensor& dc_n,

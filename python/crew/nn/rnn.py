@@ -340,7 +340,7 @@ class RNNBase(LayerList):
     def _fused(self, inputs, comps):
         """Each layer on oneDNN (one graph node per layer)."""
         d = self.num_directions
-        x = inputs if self.time_major else _C.transpose(inputs, [1, 0, 2])
+        x = inputs  # batch-major input is read as it lies (oneDNN's ntc layout)
         finals = [[] for _ in comps]
         for layer in range(self.num_layers):
             if layer > 0:
@@ -350,11 +350,12 @@ class RNNBase(LayerList):
                 weights += [cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh]
             s = [_C.slice(c, [0], [layer * d], [(layer + 1) * d]) for c in comps]
             x, h, c = _C.nn.functional.rnn_layer(self._fused_mode(), x, weights, s[0],
-                                                 s[1] if len(s) > 1 else None, d == 2)
+                                                 s[1] if len(s) > 1 else None, d == 2,
+                                                 batch_major=not self.time_major)
             finals[0].append(h)
             if len(comps) > 1:
                 finals[1].append(c)
-        out = x if self.time_major else _C.transpose(x, [1, 0, 2])
+        out = x
         states = [_C.concat(f, 0) if len(f) > 1 else f[0] for f in finals]
         return out, (states[0] if len(states) == 1 else tuple(states))
 
