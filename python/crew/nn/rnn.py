@@ -317,7 +317,13 @@ class RNNBase(LayerList):
         t_axis = 0 if self.time_major else 1
         steps, batch = inputs.shape[t_axis], inputs.shape[1 - t_axis]
         ld = self.num_layers * self.num_directions
+        full = sequence_length is None or bool(
+            np.all(np.asarray(sequence_length.numpy() if isinstance(sequence_length, Tensor)
+                              else sequence_length) >= steps))
+        fused = full and _np_dtype(inputs) == np.float32
         if initial_states is None:
+            if fused:  # the kernel starts from zeros itself
+                return self._fused(inputs, [None] * self.state_components)
             z = _C.to_tensor(np.zeros((ld, batch, self.hidden_size), dtype=_np_dtype(inputs)))
             initial_states = (z, z) if self.state_components == 2 else z
         elif isinstance(initial_states, Tensor):
@@ -330,10 +336,7 @@ class RNNBase(LayerList):
                 raise ValueError(f"{name}: an initial state has shape {list(c.shape)}, expected "
                                  f"[num_layers * num_directions, batch, hidden_size] = "
                                  f"{[ld, batch, self.hidden_size]}")
-        full = sequence_length is None or bool(
-            np.all(np.asarray(sequence_length.numpy() if isinstance(sequence_length, Tensor)
-                              else sequence_length) >= steps))
-        if full and _np_dtype(inputs) == np.float32:
+        if fused:
             return self._fused(inputs, comps)
         return self._composed(inputs, comps, sequence_length)
 
@@ -348,7 +351,8 @@ class RNNBase(LayerList):
             weights = []
             for cell in self._cells(layer):
                 weights += [cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh]
-            s = [_C.slice(c, [0], [layer * d], [(layer + 1) * d]) for c in comps]
+            s = [c if c is None or self.num_layers == 1 else _C.slice(c, [0], [layer * d], [(layer + 1) * d])
+                 for c in comps]
             x, h, c = _C.nn.functional.rnn_layer(self._fused_mode(), x, weights, s[0],
                                                  s[1] if len(s) > 1 else None, d == 2,
                                                  batch_major=not self.time_major)
