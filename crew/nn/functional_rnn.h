@@ -15,11 +15,12 @@ struct RnnLayerOutput {
   Tensor c_n;  // [D, N, H] (LSTM), else undefined
 };
 
-// x [T, N, I] (time-major, float32; [N, T, I] with batch_major); weights: weight_ih [G*H, I], weight_hh [G*H, H], bias_ih,
-// bias_hh [G*H] (or undefined) per direction, forward first; h0, c0 [D, N, H] or undefined
+// x [T, N, I] (time-major, float32; [N, T, I] with batch_major); weights: weight_ih [G*H, I], weight_hh [G*H,
+// H], bias_ih, bias_hh [G*H] (or undefined) per direction, forward first; h0, c0 [D, N, H] or undefined
 // (zeros). With `reverse` (one direction) the layer runs from the last step to the first.
 // One graph node for the three outputs; gradients reach x, h0, c0 and the weights.
-RnnLayerOutput rnn_layer(const Tensor& x, const std::vector<Tensor>& weights, const Tensor& h0, const Tensor& c0,
-                         kernels::RnnCell cell, bool bidirectional, bool reverse = false, bool batch_major = false);
+RnnLayerOutput rnn_layer(const Tensor& x, const std::vector<Tensor>& weights, const Tensor& h0,
+                         const Tensor& c0, kernels::RnnCell cell, bool bidirectional, bool reverse = false,
+                         bool batch_major = false);
 
 }  // namespace crew::nn::functional

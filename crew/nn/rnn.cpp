@@ -12,14 +12,15 @@ namespace crew::nn {
 namespace {
 
 kernels::RnnCell simple_rnn_cell(const std::string& activation) {
-  CREW_CHECK(activation == "tanh" || activation == "relu", "SimpleRNN: activation must be 'tanh' or 'relu', got '",
-             activation, "'");
+  CREW_CHECK(activation == "tanh" || activation == "relu",
+             "SimpleRNN: activation must be 'tanh' or 'relu', got '", activation, "'");
   return activation == "tanh" ? kernels::RnnCell::RNN_TANH : kernels::RnnCell::RNN_RELU;
 }
 
 }  // namespace
 
-RNNBase::RNNBase(const char* name, kernels::RnnCell cell, int64_t input_size, int64_t hidden_size, RnnOptions opt)
+RNNBase::RNNBase(const char* name, kernels::RnnCell cell, int64_t input_size, int64_t hidden_size,
+                 RnnOptions opt)
     : Layer(name), cell_(cell), input_size_(input_size), hidden_size_(hidden_size), opt_(opt) {
   CREW_CHECK(input_size > 0 && hidden_size > 0, name, ": input_size and hidden_size must be positive, got ",
              input_size, " and ", hidden_size);
@@ -62,7 +63,8 @@ RNNBase::Output RNNBase::run(const Tensor& x, const Tensor& h0, const Tensor& c0
     std::vector<Tensor> w(weights_.begin() + 4 * D * l, weights_.begin() + 4 * D * (l + 1));
     const Tensor h = h0.defined() ? crew::slice(h0, 0, l * D, (l + 1) * D) : Tensor();
     const Tensor c = lstm && c0.defined() ? crew::slice(c0, 0, l * D, (l + 1) * D) : Tensor();
-    functional::RnnLayerOutput o = functional::rnn_layer(y, w, h, c, cell_, opt_.bidirectional, false, !opt_.time_major);
+    functional::RnnLayerOutput o =
+        functional::rnn_layer(y, w, h, c, cell_, opt_.bidirectional, false, !opt_.time_major);
     y = o.y;
     hs.push_back(o.h_n);
     if (lstm) cs.push_back(o.c_n);

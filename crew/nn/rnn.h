@@ -52,7 +52,8 @@ class RNNBase : public Layer {
 class SimpleRNN : public RNNBase {
  public:
   // activation "tanh" or "relu".
-  SimpleRNN(int64_t input_size, int64_t hidden_size, RnnOptions opt = {}, const std::string& activation = "tanh");
+  SimpleRNN(int64_t input_size, int64_t hidden_size, RnnOptions opt = {},
+            const std::string& activation = "tanh");
 };
 
 class LSTM : public RNNBase {

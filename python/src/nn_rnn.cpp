@@ -40,8 +40,9 @@ void bind_nn_rnn(py::module_& m) {
         }
         return py::make_tuple(o.y, o.h_n, o.c_n.defined() ? py::cast(o.c_n) : py::none());
       },
-      py::arg("mode"), py::arg("x"), py::arg("weights"), py::arg("h0") = py::none(), py::arg("c0") = py::none(),
-      py::arg("bidirectional") = false, py::arg("reverse") = false, py::arg("batch_major") = false,
+      py::arg("mode"), py::arg("x"), py::arg("weights"), py::arg("h0") = py::none(),
+      py::arg("c0") = py::none(), py::arg("bidirectional") = false, py::arg("reverse") = false,
+      py::arg("batch_major") = false,
       "One recurrent layer over x [T, N, I] ([N, T, I] with batch_major): (y [T, N, D*H] (or [N, T, D*H]), "
       "h_n, c_n or None).");
 }

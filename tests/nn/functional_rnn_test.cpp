@@ -2,9 +2,10 @@
 // ops step by step in Paddle's formulation: outputs, final states and every gradient, for
 // SimpleRNN (tanh, relu), LSTM and GRU, one and two layers, both directions, with and without
 // initial states and biases; a finite-difference gradcheck; shape errors.
+#include "crew/nn/functional_rnn.h"
+
 #include <cmath>
 
-#include "crew/nn/functional_rnn.h"
 #include "tests/nn/functional_test_util.h"
 
 namespace crew {
@@ -30,8 +31,12 @@ std::vector<Tensor> reference_direction(RnnCell cell, const Tensor& x, const std
     Tensor gh = crew::matmul(h, w[1], false, true);
     if (w[3].defined()) gh = crew::add(gh, w[3]);
     switch (cell) {
-      case RnnCell::RNN_TANH: h = F::tanh(crew::add(gx, gh)); break;
-      case RnnCell::RNN_RELU: h = F::relu(crew::add(gx, gh)); break;
+      case RnnCell::RNN_TANH:
+        h = F::tanh(crew::add(gx, gh));
+        break;
+      case RnnCell::RNN_RELU:
+        h = F::relu(crew::add(gx, gh));
+        break;
       case RnnCell::LSTM: {
         std::vector<Tensor> g = crew::split(crew::add(gx, gh), 4, 1);
         c = crew::add(crew::mul(F::sigmoid(g[1]), c), crew::mul(F::sigmoid(g[0]), F::tanh(g[2])));
@@ -53,13 +58,14 @@ std::vector<Tensor> reference_direction(RnnCell cell, const Tensor& x, const std
 }
 
 // The reference of rnn_layer: {y, h_n, c_n} with the directions' results concatenated.
-std::vector<Tensor> reference_layer(RnnCell cell, const Tensor& x, const std::vector<Tensor>& w, const Tensor& h0,
-                                    const Tensor& c0, bool bidirectional, bool reverse) {
+std::vector<Tensor> reference_layer(RnnCell cell, const Tensor& x, const std::vector<Tensor>& w,
+                                    const Tensor& h0, const Tensor& c0, bool bidirectional, bool reverse) {
   const int64_t D = bidirectional ? 2 : 1;
   std::vector<Tensor> ys, hs, cs;
   for (int64_t d = 0; d < D; ++d) {
     std::vector<Tensor> wd(w.begin() + 4 * d, w.begin() + 4 * d + 4);
-    auto r = reference_direction(cell, x, wd, step_rows(h0, d), cell == RnnCell::LSTM ? step_rows(c0, d) : Tensor(),
+    auto r = reference_direction(cell, x, wd, step_rows(h0, d),
+                                 cell == RnnCell::LSTM ? step_rows(c0, d) : Tensor(),
                                  bidirectional ? d == 1 : reverse);
     ys.push_back(r[0]);
     hs.push_back(crew::unsqueeze(r[1], 0));
@@ -77,7 +83,8 @@ struct Config {
 
 std::string describe(const Config& c) {
   return str_cat(kernels::rnn_cell_name(c.cell), " layers=", c.layers, " bidirectional=", c.bidirectional,
-                 " reverse=", c.reverse, " initial_states=", c.initial_states, " biases=", c.biases, " batch_major=", c.batch_major);
+                 " reverse=", c.reverse, " initial_states=", c.initial_states, " biases=", c.biases,
+                 " batch_major=", c.batch_major);
 }
 
 void expect_close(const Tensor& got, const Tensor& want, double tol, const std::string& what) {
@@ -94,7 +101,8 @@ void expect_close(const Tensor& got, const Tensor& want, double tol, const std::
 // sum(y * Ry) + sum(h_n * Rh) + sum(c_n * Rc).
 void check_config(const Config& cfg) {
   const std::string what = describe(cfg);
-  const int64_t T = 5, N = 3, I = 4, H = 3, D = cfg.bidirectional ? 2 : 1, G = kernels::rnn_gate_count(cfg.cell);
+  const int64_t T = 5, N = 3, I = 4, H = 3, D = cfg.bidirectional ? 2 : 1,
+                G = kernels::rnn_gate_count(cfg.cell);
   const bool lstm = cfg.cell == RnnCell::LSTM;
   Generator gen(11);
   auto input = [&](const Shape& s, double scale = 0.6) {
@@ -138,8 +146,8 @@ void check_config(const Config& cfg) {
     const Tensor zeros = Tensor::zeros({D, N, H}, DType::FLOAT64);
     auto ref = reference_layer(cfg.cell, y_ref, wr, h0s[l].defined() ? h0s[l] : zeros,
                                c0s[l].defined() ? c0s[l] : zeros, cfg.bidirectional, cfg.reverse);
-    auto got = nn::functional::rnn_layer(y_got, wg, h032[l], c032[l], cfg.cell, cfg.bidirectional, cfg.reverse,
-                                         cfg.batch_major);
+    auto got = nn::functional::rnn_layer(y_got, wg, h032[l], c032[l], cfg.cell, cfg.bidirectional,
+                                         cfg.reverse, cfg.batch_major);
     expect_close(bm(got.y), ref[0], 2e-5, what + " y of layer " + std::to_string(l));
     expect_close(got.h_n, ref[1], 2e-5, what + " h_n of layer " + std::to_string(l));
     ASSERT_EQ(got.c_n.defined(), lstm) << what;

@@ -31,7 +31,8 @@ TEST(RnnLayerTest, PaddleNamesAndShapes) {
   EXPECT_EQ(lstm.parameter("weight_ih_l1_reverse").shape(), (Shape{16, 8}));
   EXPECT_EQ(lstm.parameter("weight_hh_l1").shape(), (Shape{16, 4}));
   EXPECT_EQ(nn::GRU(3, 5).parameter("bias_hh_l0").shape(), (Shape{15}));
-  EXPECT_EQ(names(nn::SimpleRNN(3, 5, {.bias = false})), (std::vector<std::string>{"weight_ih_l0", "weight_hh_l0"}));
+  EXPECT_EQ(names(nn::SimpleRNN(3, 5, {.bias = false})),
+            (std::vector<std::string>{"weight_ih_l0", "weight_hh_l0"}));
   // U(-1/sqrt(H), 1/sqrt(H)).
   const auto w = nn::LSTM(8, 16).parameter("weight_hh_l0").to_vector<float>();
   for (float v : w) ASSERT_LE(std::abs(v), 0.25f);
@@ -55,7 +56,8 @@ TEST(RnnLayerTest, OutputsAndStates) {
 TEST(RnnLayerTest, IsTheStackOfFunctionalLayers) {
   Generator gen(4);
   Tensor x = uniform({2, 5, 3}, -1, 1, DType::FLOAT32, &gen);
-  Tensor h0 = uniform({4, 2, 4}, -1, 1, DType::FLOAT32, &gen), c0 = uniform({4, 2, 4}, -1, 1, DType::FLOAT32, &gen);
+  Tensor h0 = uniform({4, 2, 4}, -1, 1, DType::FLOAT32, &gen),
+         c0 = uniform({4, 2, 4}, -1, 1, DType::FLOAT32, &gen);
   nn::LSTM lstm(3, 4, {.num_layers = 2, .bidirectional = true});
   auto o = lstm.run(x, h0, c0);
   auto p = lstm.parameters();

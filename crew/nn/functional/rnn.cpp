@@ -6,8 +6,9 @@
 
 namespace crew::nn::functional {
 
-RnnLayerOutput rnn_layer(const Tensor& x, const std::vector<Tensor>& weights, const Tensor& h0, const Tensor& c0,
-                         kernels::RnnCell cell, bool bidirectional, bool reverse, bool batch_major) {
+RnnLayerOutput rnn_layer(const Tensor& x, const std::vector<Tensor>& weights, const Tensor& h0,
+                         const Tensor& c0, kernels::RnnCell cell, bool bidirectional, bool reverse,
+                         bool batch_major) {
   std::vector<Tensor> inputs{x, h0, c0};
   inputs.insert(inputs.end(), weights.begin(), weights.end());
   const bool record = autograd::should_record(inputs);

@@ -9,19 +9,26 @@ namespace crew::kernels {
 
 const char* rnn_cell_name(RnnCell cell) {
   switch (cell) {
-    case RnnCell::RNN_TANH: return "RNN_TANH";
-    case RnnCell::RNN_RELU: return "RNN_RELU";
-    case RnnCell::LSTM: return "LSTM";
-    case RnnCell::GRU: return "GRU";
+    case RnnCell::RNN_TANH:
+      return "RNN_TANH";
+    case RnnCell::RNN_RELU:
+      return "RNN_RELU";
+    case RnnCell::LSTM:
+      return "LSTM";
+    case RnnCell::GRU:
+      return "GRU";
   }
   return "?";
 }
 
 int64_t rnn_gate_count(RnnCell cell) {
   switch (cell) {
-    case RnnCell::LSTM: return 4;
-    case RnnCell::GRU: return 3;
-    default: return 1;
+    case RnnCell::LSTM:
+      return 4;
+    case RnnCell::GRU:
+      return 3;
+    default:
+      return 1;
   }
 }
 
@@ -94,36 +101,38 @@ std::shared_ptr<Entry> build_entry(const Geometry& g, bool training) {
   switch (g.cell) {
     case RnnCell::RNN_TANH:
     case RnnCell::RNN_RELU: {
-      const auto act = g.cell == RnnCell::RNN_TANH ? dnnl::algorithm::eltwise_tanh : dnnl::algorithm::eltwise_relu;
+      const auto act =
+          g.cell == RnnCell::RNN_TANH ? dnnl::algorithm::eltwise_tanh : dnnl::algorithm::eltwise_relu;
       dnnl::vanilla_rnn_forward::primitive_desc fwd(
-          dnnl::vanilla_rnn_forward::desc(prop, act, g.dir, d.src_layer, d.src_iter, d.w_layer, d.w_iter, d.bias,
-                                          d.dst_layer, d.src_iter),
+          dnnl::vanilla_rnn_forward::desc(prop, act, g.dir, d.src_layer, d.src_iter, d.w_layer, d.w_iter,
+                                          d.bias, d.dst_layer, d.src_iter),
           eng);
       if (!training) {
         set_entry<dnnl::vanilla_rnn_forward, dnnl::vanilla_rnn_backward>(*e, fwd, nullptr);
         break;
       }
       dnnl::vanilla_rnn_backward::primitive_desc bwd(
-          dnnl::vanilla_rnn_backward::desc(bprop, act, g.dir, d.src_layer, d.src_iter, d.w_layer, d.w_iter, d.bias,
-                                           d.dst_layer, d.src_iter, d.src_layer, d.src_iter, d.w_layer, d.w_iter,
-                                           d.bias, d.dst_layer, d.src_iter),
+          dnnl::vanilla_rnn_backward::desc(bprop, act, g.dir, d.src_layer, d.src_iter, d.w_layer, d.w_iter,
+                                           d.bias, d.dst_layer, d.src_iter, d.src_layer, d.src_iter,
+                                           d.w_layer, d.w_iter, d.bias, d.dst_layer, d.src_iter),
           eng, fwd);
       set_entry<dnnl::vanilla_rnn_forward, dnnl::vanilla_rnn_backward>(*e, fwd, &bwd);
       break;
     }
     case RnnCell::LSTM: {
       dnnl::lstm_forward::primitive_desc fwd(
-          dnnl::lstm_forward::desc(prop, g.dir, d.src_layer, d.src_iter, d.src_iter, d.w_layer, d.w_iter, d.bias,
-                                   d.dst_layer, d.src_iter, d.src_iter),
+          dnnl::lstm_forward::desc(prop, g.dir, d.src_layer, d.src_iter, d.src_iter, d.w_layer, d.w_iter,
+                                   d.bias, d.dst_layer, d.src_iter, d.src_iter),
           eng);
       if (!training) {
         set_entry<dnnl::lstm_forward, dnnl::lstm_backward>(*e, fwd, nullptr);
         break;
       }
       dnnl::lstm_backward::primitive_desc bwd(
-          dnnl::lstm_backward::desc(bprop, g.dir, d.src_layer, d.src_iter, d.src_iter, d.w_layer, d.w_iter, d.bias,
-                                    d.dst_layer, d.src_iter, d.src_iter, d.src_layer, d.src_iter, d.src_iter,
-                                    d.w_layer, d.w_iter, d.bias, d.dst_layer, d.src_iter, d.src_iter),
+          dnnl::lstm_backward::desc(bprop, g.dir, d.src_layer, d.src_iter, d.src_iter, d.w_layer, d.w_iter,
+                                    d.bias, d.dst_layer, d.src_iter, d.src_iter, d.src_layer, d.src_iter,
+                                    d.src_iter, d.w_layer, d.w_iter, d.bias, d.dst_layer, d.src_iter,
+                                    d.src_iter),
           eng, fwd);
       set_entry<dnnl::lstm_forward, dnnl::lstm_backward>(*e, fwd, &bwd);
       break;
@@ -271,8 +280,8 @@ RnnForwardResult rnn_layer_forward_cpu(const Tensor& x, const std::vector<Tensor
   for (const Tensor* s : {&h0, &c0}) {
     if (!s->defined()) continue;
     check_f32(*s, s == &h0 ? "h0" : "c0");
-    CREW_CHECK(s->shape() == state, "rnn: initial ", s == &h0 ? "h" : "c", " has shape ", shape_str(s->shape()),
-               ", expected [num_directions, batch, hidden] ", shape_str(state));
+    CREW_CHECK(s->shape() == state, "rnn: initial ", s == &h0 ? "h" : "c", " has shape ",
+               shape_str(s->shape()), ", expected [num_directions, batch, hidden] ", shape_str(state));
   }
   RnnForwardResult r;
   try {
@@ -391,12 +400,14 @@ RnnGrads rnn_layer_backward_cpu(const Tensor& dy, const Tensor& dh_n, const Tens
       Tensor gb_hh = s.w.has_bias[dir][1] ? Tensor::uninitialized({g.G * H}) : Tensor();
       for (int64_t gate = 0; gate < g.G; ++gate) {
         const int64_t pg = paddle_gate(g.cell, gate);
-        std::memcpy(gw_ih.data<float>() + pg * H * g.I, pl + (dir * g.G + gate) * H * g.I, sizeof(float) * H * g.I);
+        std::memcpy(gw_ih.data<float>() + pg * H * g.I, pl + (dir * g.G + gate) * H * g.I,
+                    sizeof(float) * H * g.I);
         std::memcpy(gw_hh.data<float>() + pg * H * H, pi + (dir * g.G + gate) * H * H, sizeof(float) * H * H);
         const float* bg = pb + (dir * g.Gb + gate) * H;
         const bool split = g.cell == RnnCell::GRU && gate == 2;
         if (gb_ih.defined()) std::memcpy(gb_ih.data<float>() + pg * H, bg, sizeof(float) * H);
-        if (gb_hh.defined()) std::memcpy(gb_hh.data<float>() + pg * H, split ? bg + H : bg, sizeof(float) * H);
+        if (gb_hh.defined())
+          std::memcpy(gb_hh.data<float>() + pg * H, split ? bg + H : bg, sizeof(float) * H);
       }
       r.weights[4 * dir] = gw_ih;
       r.weights[4 * dir + 1] = gw_hh;
@@ -412,7 +423,8 @@ RnnGrads rnn_layer_backward_cpu(const Tensor& dy, const Tensor& dh_n, const Tens
 }  // namespace
 
 constinit KernelSlot<RnnLayerForwardFn> rnn_layer_forward_kernel("rnn_layer_forward", &rnn_layer_forward_cpu);
-constinit KernelSlot<RnnLayerBackwardFn> rnn_layer_backward_kernel("rnn_layer_backward", &rnn_layer_backward_cpu);
+constinit KernelSlot<RnnLayerBackwardFn> rnn_layer_backward_kernel("rnn_layer_backward",
+                                                                   &rnn_layer_backward_cpu);
 
 RnnForwardResult rnn_layer_forward(const Tensor& x, const std::vector<Tensor>& weights, const Tensor& h0,
                                    const Tensor& c0, const RnnLayerParams& p, bool training) {

@@ -31,16 +31,16 @@ struct RnnLayerParams {
 struct RnnSaved;
 
 struct RnnForwardResult {
-  Tensor y;    // [T, N, D*H] ([N, T, D*H] when batch_major)
-  Tensor h_n;  // [D, N, H]
-  Tensor c_n;  // [D, N, H] for LSTM, else undefined
+  Tensor y;                               // [T, N, D*H] ([N, T, D*H] when batch_major)
+  Tensor h_n;                             // [D, N, H]
+  Tensor c_n;                             // [D, N, H] for LSTM, else undefined
   std::shared_ptr<const RnnSaved> saved;  // set when training
 };
 
-// One layer over x [T, N, I] (time-major; [N, T, I] when batch_major, read as it lies). `weights` holds 4 tensors per direction (forward
-// first): weight_ih, weight_hh, bias_ih, bias_hh; a bias may be undefined (zeros). h0 (and c0
-// for LSTM) [D, N, H] or undefined (zeros). With `training` the result keeps the workspace
-// for rnn_layer_backward.
+// One layer over x [T, N, I] (time-major; [N, T, I] when batch_major, read as it lies). `weights` holds 4
+// tensors per direction (forward first): weight_ih, weight_hh, bias_ih, bias_hh; a bias may be undefined
+// (zeros). h0 (and c0 for LSTM) [D, N, H] or undefined (zeros). With `training` the result keeps the
+// workspace for rnn_layer_backward.
 RnnForwardResult rnn_layer_forward(const Tensor& x, const std::vector<Tensor>& weights, const Tensor& h0,
                                    const Tensor& c0, const RnnLayerParams& p, bool training);
 using RnnLayerForwardFn = RnnForwardResult(const Tensor& x, const std::vector<Tensor>& weights,
