@@ -303,15 +303,15 @@ def test_matches_torch(mode):
 
 
 class TextClassifier(nn.Layer):
-    def __init__(self, vocab, classes):
+    def __init__(self, vocab, classes, layers=1, dropout=0.0):
         super().__init__()
         self.embedding = nn.Embedding(vocab, 16)
-        self.lstm = nn.LSTM(16, 32, direction="bidirect", dropout=0.1)
+        self.lstm = nn.LSTM(16, 32, num_layers=layers, direction="bidirect", dropout=dropout)
         self.fc = nn.Linear(64, classes)
 
     def forward(self, ids):
         _, (h, _) = self.lstm(self.embedding(ids))
-        return self.fc(paddle.concat([h[0], h[1]], -1))
+        return self.fc(paddle.concat([h[-2], h[-1]], -1))  # the last layer's two directions
 
 
 def test_lstm_text_classifier_learns():
@@ -336,3 +336,46 @@ def test_lstm_text_classifier_learns():
         opt.clear_grad()
         losses.append(loss.item())
     assert losses[-1] < 0.5 * losses[0], losses
+
+
+def _classifier_data(batch):
+    rng = np.random.default_rng(14)
+    return rng.integers(0, 20, (batch, 7)), rng.integers(0, 2, batch)
+
+
+def _classifier_step(ids, labels):
+    """One SGD step of a dropout-free classifier from a fixed start; its parameters after."""
+    paddle.seed(15)
+    model = TextClassifier(20, 2, layers=2)
+    return model, paddle.optimizer.SGD(learning_rate=0.5, parameters=model.parameters())
+
+
+def lstm_data_parallel(out_dir):
+    """Rank r trains on half r of the batch under DataParallel (spawned by the test below)."""
+    import crew.distributed as dist
+    dist.init_parallel_env()
+    rank = dist.get_rank()
+    ids, labels = _classifier_data(8)
+    model, opt = _classifier_step(ids, labels)
+    dp = paddle.DataParallel(model)
+    part = slice(4 * rank, 4 * rank + 4)
+    loss = nn.CrossEntropyLoss()(dp(paddle.to_tensor(ids[part])), paddle.to_tensor(labels[part]))
+    loss.backward()
+    opt.step()
+    np.savez(f"{out_dir}/rank{rank}.npz", **{k: v.numpy() for k, v in model.named_parameters()})
+
+
+def test_lstm_classifier_data_parallel_two_ranks_equal_one(tmp_path):
+    """2 ranks x B/2 under DataParallel take the step 1 process takes with B (within 1e-5)."""
+    import crew.distributed as dist
+    dist.spawn(lstm_data_parallel, args=(str(tmp_path),), nprocs=2)
+    ids, labels = _classifier_data(8)
+    model, opt = _classifier_step(ids, labels)
+    before = model.lstm.weight_hh_l0.numpy().copy()
+    nn.CrossEntropyLoss()(model(paddle.to_tensor(ids)), paddle.to_tensor(labels)).backward()
+    opt.step()
+    assert np.abs(model.lstm.weight_hh_l0.numpy() - before).max() > 1e-4  # the step moved it
+    for rank in range(2):
+        got = np.load(tmp_path / f"rank{rank}.npz")
+        for name, p in model.named_parameters():
+            np.testing.assert_allclose(got[name], p.numpy(), atol=1e-5, err_msg=f"rank {rank} {name}")
