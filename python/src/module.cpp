@@ -1,6 +1,10 @@
 // crew._C: the extension module behind the Python package crew (python/crew).
 #include "bindings.h"
 
+namespace crew::python {
+void bind_nn_rnn(py::module_& m);  // nn_rnn.cpp: nn.functional.rnn_layer (oneDNN RNN)
+}
+
 PYBIND11_MODULE(_C, m) {
   m.doc() = "crew's C++ core: tensors, autograd, layers, optimizers, data loading, collectives";
   m.attr("__version__") = CREW_VERSION;
@@ -11,6 +15,7 @@ PYBIND11_MODULE(_C, m) {
   crew::python::bind_autograd(m);
   crew::python::bind_nn(m);
   crew::python::bind_nn_layers(m);
+  crew::python::bind_nn_rnn(m);
   crew::python::bind_nn_models(m);
   crew::python::bind_optim(m);
   crew::python::bind_io(m);
