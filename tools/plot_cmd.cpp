@@ -56,4 +56,5 @@ int run_plot(int argc, char** argv) {
 
 }  // namespace
 
-CREW_REGISTER_SUBCOMMAND(plot, "draw loss, accuracy and throughput curves from metrics.jsonl files", run_plot);
+CREW_REGISTER_SUBCOMMAND(plot, "draw loss, accuracy and throughput curves from metrics.jsonl files",
+                         run_plot);

@@ -31,9 +31,11 @@ Adadelta::Adadelta(NamedParameters parameters, AdadeltaOptions options)
     : Optimizer("Adadelta", std::move(parameters), options.learning_rate,
                 {{"avg_squared_grad"}, {"avg_squared_update"}}),
       options_(options) {
-  CREW_CHECK(options_.rho >= 0.0 && options_.rho < 1.0, "Adadelta: rho must be in [0, 1), got ", options_.rho);
+  CREW_CHECK(options_.rho >= 0.0 && options_.rho < 1.0, "Adadelta: rho must be in [0, 1), got ",
+             options_.rho);
   CREW_CHECK(options_.epsilon > 0.0, "Adadelta: epsilon must be > 0, got ", options_.epsilon);
-  CREW_CHECK(options_.weight_decay >= 0.0, "Adadelta: weight_decay must be >= 0, got ", options_.weight_decay);
+  CREW_CHECK(options_.weight_decay >= 0.0, "Adadelta: weight_decay must be >= 0, got ",
+             options_.weight_decay);
   set_grad_clip(options_.grad_clip);
 }
 

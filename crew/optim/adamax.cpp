@@ -26,9 +26,9 @@ void Adamax::update(size_t index, Tensor& param, const Tensor& grad, double lr) 
   Tensor& u = accumulator("inf_norm", index);
   Tensor& beta1_acc = accumulator("beta1_pow_acc", index, options_.beta1);
   const double beta1_pow = beta1_acc.item();
-  kernels::adamax_update(param, grad, m, u,
-                         {options_.beta1, options_.beta2, options_.epsilon, lr / (1.0 - beta1_pow),
-                          options_.weight_decay});
+  kernels::adamax_update(
+      param, grad, m, u,
+      {options_.beta1, options_.beta2, options_.epsilon, lr / (1.0 - beta1_pow), options_.weight_decay});
   beta1_acc.fill_(beta1_pow * options_.beta1);
 }
 

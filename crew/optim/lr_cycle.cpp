@@ -13,8 +13,10 @@ OneCycleLR::OneCycleLR(const OneCycleLROptions& o)
   CREW_CHECK(std::isfinite(o.max_learning_rate) && o.max_learning_rate >= 0.0,
              "OneCycleLR: max_learning_rate must be >= 0, got ", o.max_learning_rate);
   CREW_CHECK(o.divide_factor > 0.0, "OneCycleLR: divide_factor must be positive, got ", o.divide_factor);
-  CREW_CHECK(o.end_learning_rate >= 0.0, "OneCycleLR: end_learning_rate must be >= 0, got ", o.end_learning_rate);
-  CREW_CHECK(o.phase_pct >= 0.0 && o.phase_pct <= 1.0, "OneCycleLR: phase_pct must be in [0, 1], got ", o.phase_pct);
+  CREW_CHECK(o.end_learning_rate >= 0.0, "OneCycleLR: end_learning_rate must be >= 0, got ",
+             o.end_learning_rate);
+  CREW_CHECK(o.phase_pct >= 0.0 && o.phase_pct <= 1.0, "OneCycleLR: phase_pct must be in [0, 1], got ",
+             o.phase_pct);
   const double initial = o.max_learning_rate / o.divide_factor;
   const double total = static_cast<double>(o.total_steps);
   if (o.three_phase) {
@@ -48,8 +50,10 @@ double OneCycleLR::closed_form_lr(int64_t epoch) const {
   return lr_config_.back();  // not reached: the last phase catches every step
 }
 
-CyclicLR::CyclicLR(CyclicLROptions o) : LRScheduler(o.base_learning_rate, o.last_epoch), options_(std::move(o)) {
-  CREW_CHECK(options_.step_size_up > 0, "CyclicLR: step_size_up must be positive, got ", options_.step_size_up);
+CyclicLR::CyclicLR(CyclicLROptions o)
+    : LRScheduler(o.base_learning_rate, o.last_epoch), options_(std::move(o)) {
+  CREW_CHECK(options_.step_size_up > 0, "CyclicLR: step_size_up must be positive, got ",
+             options_.step_size_up);
   CREW_CHECK(options_.step_size_down >= 0, "CyclicLR: step_size_down must be positive, got ",
              options_.step_size_down);
   CREW_CHECK(std::isfinite(options_.max_learning_rate) && options_.max_learning_rate >= 0.0,
@@ -67,9 +71,12 @@ double CyclicLR::scale(double cycle, double iterations) const {
     return options_.scale_fn(options_.scale_mode == CyclicScaleMode::CYCLE ? cycle : iterations);
   }
   switch (options_.mode) {
-    case CyclicMode::TRIANGULAR: return 1.0;
-    case CyclicMode::TRIANGULAR2: return 1.0 / std::pow(2.0, cycle - 1.0);
-    case CyclicMode::EXP_RANGE: return std::pow(options_.exp_gamma, iterations);
+    case CyclicMode::TRIANGULAR:
+      return 1.0;
+    case CyclicMode::TRIANGULAR2:
+      return 1.0 / std::pow(2.0, cycle - 1.0);
+    case CyclicMode::EXP_RANGE:
+      return std::pow(options_.exp_gamma, iterations);
   }
   return 1.0;
 }

@@ -11,7 +11,8 @@
 // iteration by scale_fn: 1 (triangular), 1 / 2^(cycle - 1) (triangular2), exp_gamma^iteration
 // (exp_range), or a function of the caller's.
 //
-//   auto sched = std::make_shared<OneCycleLR>(OneCycleLROptions{.max_learning_rate = 0.1, .total_steps = 1000});
+//   auto sched = std::make_shared<OneCycleLR>(OneCycleLROptions{.max_learning_rate = 0.1, .total_steps =
+//   1000});
 #include <cstdint>
 #include <functional>
 #include <vector>

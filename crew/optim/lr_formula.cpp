@@ -7,9 +7,13 @@
 
 namespace crew::optim {
 
-PolynomialDecay::PolynomialDecay(double learning_rate, int64_t decay_steps, double end_lr, double power, bool cycle,
-                                 int64_t last_epoch)
-    : LRScheduler(learning_rate, last_epoch), decay_steps_(decay_steps), end_lr_(end_lr), power_(power), cycle_(cycle) {
+PolynomialDecay::PolynomialDecay(double learning_rate, int64_t decay_steps, double end_lr, double power,
+                                 bool cycle, int64_t last_epoch)
+    : LRScheduler(learning_rate, last_epoch),
+      decay_steps_(decay_steps),
+      end_lr_(end_lr),
+      power_(power),
+      cycle_(cycle) {
   CREW_CHECK(decay_steps > 0, "PolynomialDecay: decay_steps must be positive, got ", decay_steps);
   CREW_CHECK(std::isfinite(end_lr), "PolynomialDecay: end_lr must be finite, got ", end_lr);
   CREW_CHECK(std::isfinite(power), "PolynomialDecay: power must be finite, got ", power);

@@ -7,7 +7,8 @@
 
 namespace crew::optim {
 
-ReduceOnPlateau::ReduceOnPlateau(const ReduceOnPlateauOptions& o) : LRScheduler(o.learning_rate, 0), options_(o) {
+ReduceOnPlateau::ReduceOnPlateau(const ReduceOnPlateauOptions& o)
+    : LRScheduler(o.learning_rate, 0), options_(o) {
   CREW_CHECK(o.factor < 1.0, "ReduceOnPlateau: new_lr = origin_lr * factor and factor should be < 1.0, got ",
              o.factor);
   CREW_CHECK(o.factor >= 0.0, "ReduceOnPlateau: factor must be >= 0, got ", o.factor);

@@ -5,8 +5,8 @@
 // changes under epsilon are skipped. Unlike the other schedules it starts at epoch 0 without
 // a step and is stepped with the metric: step(metric).
 //
-//   auto sched = std::make_shared<ReduceOnPlateau>(ReduceOnPlateauOptions{.learning_rate = 0.1, .patience = 2});
-//   for (...) { train(); sched->step(eval_loss); }
+//   auto sched = std::make_shared<ReduceOnPlateau>(ReduceOnPlateauOptions{.learning_rate = 0.1, .patience =
+//   2}); for (...) { train(); sched->step(eval_loss); }
 #include <cstdint>
 #include <optional>
 

@@ -25,7 +25,8 @@ RMSProp::RMSProp(std::vector<Tensor> parameters, RMSPropOptions options)
     : RMSProp(detail::number_parameters(std::move(parameters)), std::move(options)) {}
 
 RMSProp::RMSProp(NamedParameters parameters, RMSPropOptions options)
-    : Optimizer("RMSProp", std::move(parameters), options.learning_rate, rmsprop_accumulators(options.centered)),
+    : Optimizer("RMSProp", std::move(parameters), options.learning_rate,
+                rmsprop_accumulators(options.centered)),
       options_(options) {
   check_options(options_);
   set_grad_clip(options_.grad_clip);
@@ -35,9 +36,9 @@ void RMSProp::update(size_t index, Tensor& param, const Tensor& grad, double lr)
   Tensor& ms = accumulator("mean_square", index);
   Tensor& mom = accumulator("momentum", index);
   const Tensor mg = options_.centered ? accumulator("mean_grad", index) : Tensor();
-  kernels::rmsprop_update(param, grad, ms, mg, mom,
-                          {lr, options_.rho, options_.epsilon, options_.momentum, options_.weight_decay,
-                           options_.centered});
+  kernels::rmsprop_update(
+      param, grad, ms, mg, mom,
+      {lr, options_.rho, options_.epsilon, options_.momentum, options_.weight_decay, options_.centered});
 }
 
 }  // namespace crew::optim

@@ -18,7 +18,9 @@ double grad_at(size_t i, int step) { return std::sin(1.3 * static_cast<double>(i
 
 // Runs the optimizer kSteps steps on kStart and compares with `reference`, which updates its
 // own copy of the parameter from the gradients (one call per step).
-void check_against(Optimizer& opt, Tensor& p, const std::function<void(std::vector<double>&, const std::vector<double>&, int)>& reference) {
+void check_against(
+    Optimizer& opt, Tensor& p,
+    const std::function<void(std::vector<double>&, const std::vector<double>&, int)>& reference) {
   std::vector<double> want = kStart;
   for (int s = 0; s < kSteps; ++s) {
     std::vector<double> g(kStart.size());
@@ -27,7 +29,8 @@ void check_against(Optimizer& opt, Tensor& p, const std::function<void(std::vect
     opt.step();
     reference(want, g, s);
     std::vector<double> got = p.to_vector<double>();
-    for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-12) << "step " << s << " element " << i;
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], 1e-12) << "step " << s << " element " << i;
   }
 }
 
@@ -41,7 +44,11 @@ TEST(RMSProp, PlainCenteredAndMomentumMatchTheFormula) {
   for (bool centered : {false, true}) {
     Tensor p = make_param();
     const double lr = 0.01, rho = 0.9, eps = 1e-6, mu = 0.8, l2 = 0.05;
-    RMSProp opt({p}, {.learning_rate = lr, .rho = rho, .epsilon = eps, .momentum = mu, .centered = centered,
+    RMSProp opt({p}, {.learning_rate = lr,
+                      .rho = rho,
+                      .epsilon = eps,
+                      .momentum = mu,
+                      .centered = centered,
                       .weight_decay = l2});
     std::vector<double> ms(5), mg(5), mom(5);
     check_against(opt, p, [&](std::vector<double>& w, const std::vector<double>& g, int) {
@@ -110,7 +117,8 @@ void lamb_reference(std::vector<double>& w, const std::vector<double>& g, int s,
   for (size_t i = 0; i < w.size(); ++i) {
     m[i] = b1 * m[i] + (1 - b1) * g[i];
     v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
-    r[i] = (m[i] / (1 - std::pow(b1, s + 1))) / (std::sqrt(v[i] / (1 - std::pow(b2, s + 1))) + eps) + wd * w[i];
+    r[i] =
+        (m[i] / (1 - std::pow(b1, s + 1))) / (std::sqrt(v[i] / (1 - std::pow(b2, s + 1))) + eps) + wd * w[i];
     pn += w[i] * w[i];
     rn += r[i] * r[i];
   }
@@ -130,10 +138,11 @@ TEST(Lamb, MatchesTheFormulaWithTheTrustRatio) {
 TEST(Lamb, ExcludedParametersGetNoWeightDecay) {
   Tensor weight = make_param();
   Tensor bias = make_param();
-  Lamb opt(NamedParameters{{"fc.weight", weight}, {"fc.bias", bias}},
-           {.learning_rate = 0.01,
-            .lamb_weight_decay = 0.1,
-            .exclude_from_weight_decay = [](size_t, const std::string& name) { return name.ends_with(".bias"); }});
+  Lamb opt(
+      NamedParameters{{"fc.weight", weight}, {"fc.bias", bias}},
+      {.learning_rate = 0.01,
+       .lamb_weight_decay = 0.1,
+       .exclude_from_weight_decay = [](size_t, const std::string& name) { return name.ends_with(".bias"); }});
   std::vector<double> g(5, 0.5);
   weight.set_grad(Tensor::from_vector<double>(g));
   bias.set_grad(Tensor::from_vector<double>(g));

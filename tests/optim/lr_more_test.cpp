@@ -58,7 +58,8 @@ TEST(NaturalExpAndInverseTimeDecay, FollowTheirFormulas) {
 TEST(LambdaDecay, MultipliesByTheFunction) {
   LambdaDecay s(0.5, [](int64_t e) { return std::pow(0.95, static_cast<double>(e)); });
   expect_rates(run(s, 3), {0.5, 0.475, 0.45125});
-  LambdaDecay resumed(0.5, [](int64_t e) { return 1.0 / static_cast<double>(e + 1); }, /*last_epoch=*/3);
+  LambdaDecay resumed(
+      0.5, [](int64_t e) { return 1.0 / static_cast<double>(e + 1); }, /*last_epoch=*/3);
   EXPECT_EQ(resumed.last_epoch(), 4);
   EXPECT_DOUBLE_EQ(resumed.last_lr(), 0.1);
 }
@@ -78,8 +79,11 @@ TEST(OneCycleLR, TwoAndThreePhases) {
   EXPECT_NEAR(two.last_lr(), want[10], 1e-12);  // step 10 (past the end of the anneal) is allowed
   EXPECT_THROW(two.step(), ValueError);         // 11 > total_steps
 
-  OneCycleLR lin(OneCycleLROptions{.max_learning_rate = 1.0, .total_steps = 10, .phase_pct = 0.4,
-                                   .anneal_strategy = AnnealStrategy::LINEAR, .three_phase = true});
+  OneCycleLR lin(OneCycleLROptions{.max_learning_rate = 1.0,
+                                   .total_steps = 10,
+                                   .phase_pct = 0.4,
+                                   .anneal_strategy = AnnealStrategy::LINEAR,
+                                   .three_phase = true});
   // boundaries 0, 3, 6, 9: 0.04 -> 1 -> 0.04 -> 1e-4
   std::vector<double> got = run(lin, 10);
   EXPECT_NEAR(got[3], 1.0, 1e-12);
@@ -87,28 +91,37 @@ TEST(OneCycleLR, TwoAndThreePhases) {
   EXPECT_NEAR(got[6], 0.04, 1e-12);
   EXPECT_NEAR(got[9], 1e-4, 1e-12);
   EXPECT_NEAR(got[7], 0.04 + (1e-4 - 0.04) / 3, 1e-12);
-  EXPECT_THROW(OneCycleLR(OneCycleLROptions{.total_steps = 10, .phase_pct = 0.5, .three_phase = true}), ValueError);
+  EXPECT_THROW(OneCycleLR(OneCycleLROptions{.total_steps = 10, .phase_pct = 0.5, .three_phase = true}),
+               ValueError);
 }
 
 TEST(CyclicLR, TriangularModes) {
   CyclicLR tri(CyclicLROptions{.base_learning_rate = 0.1, .max_learning_rate = 0.5, .step_size_up = 2});
   expect_rates(run(tri, 9), {0.1, 0.3, 0.5, 0.3, 0.1, 0.3, 0.5, 0.3, 0.1});
-  CyclicLR tri2(CyclicLROptions{.base_learning_rate = 0.1, .max_learning_rate = 0.5, .step_size_up = 1,
-                                .step_size_down = 3, .mode = CyclicMode::TRIANGULAR2});
+  CyclicLR tri2(CyclicLROptions{.base_learning_rate = 0.1,
+                                .max_learning_rate = 0.5,
+                                .step_size_up = 1,
+                                .step_size_down = 3,
+                                .mode = CyclicMode::TRIANGULAR2});
   // cycle 4: up 1, down 3; the second cycle's height halves
-  expect_rates(run(tri2, 9), {0.1, 0.5, 0.1 + 0.4 * 2 / 3, 0.1 + 0.4 / 3, 0.1, 0.3, 0.1 + 0.2 * 2 / 3,
-                              0.1 + 0.2 / 3, 0.1});
-  CyclicLR exp(CyclicLROptions{.base_learning_rate = 0.0, .max_learning_rate = 1.0, .step_size_up = 2,
-                               .mode = CyclicMode::EXP_RANGE, .exp_gamma = 0.5});
+  expect_rates(run(tri2, 9),
+               {0.1, 0.5, 0.1 + 0.4 * 2 / 3, 0.1 + 0.4 / 3, 0.1, 0.3, 0.1 + 0.2 * 2 / 3, 0.1 + 0.2 / 3, 0.1});
+  CyclicLR exp(CyclicLROptions{.base_learning_rate = 0.0,
+                               .max_learning_rate = 1.0,
+                               .step_size_up = 2,
+                               .mode = CyclicMode::EXP_RANGE,
+                               .exp_gamma = 0.5});
   expect_rates(run(exp, 4), {0.0, 0.5 * 0.5, 1.0 * 0.25, 0.5 * 0.125});
-  CyclicLR custom(CyclicLROptions{.base_learning_rate = 0.0, .max_learning_rate = 1.0, .step_size_up = 1,
-                                  .scale_fn = [](double cycle) { return 1.0 / cycle; }});
+  CyclicLR custom(CyclicLROptions{
+      .base_learning_rate = 0.0, .max_learning_rate = 1.0, .step_size_up = 1, .scale_fn = [](double cycle) {
+        return 1.0 / cycle;
+      }});
   expect_rates(run(custom, 4), {0.0, 1.0, 0.0, 0.5});
 }
 
 TEST(ReduceOnPlateau, ReducesAfterPatienceThenCoolsDown) {
-  ReduceOnPlateau s(ReduceOnPlateauOptions{.learning_rate = 1.0, .factor = 0.5, .patience = 1, .cooldown = 1,
-                                           .min_lr = 0.2});
+  ReduceOnPlateau s(ReduceOnPlateauOptions{
+      .learning_rate = 1.0, .factor = 0.5, .patience = 1, .cooldown = 1, .min_lr = 0.2});
   EXPECT_EQ(s.last_epoch(), 0);
   std::vector<double> lrs;
   for (double loss : {1.0, 1.0, 1.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0}) {
@@ -126,8 +139,8 @@ TEST(ReduceOnPlateau, ReducesAfterPatienceThenCoolsDown) {
 }
 
 TEST(ReduceOnPlateau, MaxModeAndAbsoluteThreshold) {
-  ReduceOnPlateau s(ReduceOnPlateauOptions{.learning_rate = 1.0, .mode_max = true, .patience = 0, .threshold = 0.1,
-                                           .threshold_abs = true});
+  ReduceOnPlateau s(ReduceOnPlateauOptions{
+      .learning_rate = 1.0, .mode_max = true, .patience = 0, .threshold = 0.1, .threshold_abs = true});
   s.step(0.5);
   s.step(0.65);  // better by more than 0.1
   EXPECT_DOUBLE_EQ(s.last_lr(), 1.0);

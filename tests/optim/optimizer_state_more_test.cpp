@@ -51,19 +51,22 @@ void check_resume(const Factory& make) {
     set_grads(qs, s);
     opt->step();
     resumed->step();
-    for (size_t i = 0; i < ps.size(); ++i) EXPECT_TRUE(bit_equal(ps[i], qs[i])) << "param " << i << " step " << s;
+    for (size_t i = 0; i < ps.size(); ++i)
+      EXPECT_TRUE(bit_equal(ps[i], qs[i])) << "param " << i << " step " << s;
   }
 }
 
 TEST(OptimizerStateMore, RMSPropCenteredWithMomentumResumes) {
   check_resume([](std::vector<Tensor> ps) {
-    return std::make_unique<RMSProp>(ps, RMSPropOptions{.learning_rate = 0.01, .momentum = 0.9, .centered = true});
+    return std::make_unique<RMSProp>(
+        ps, RMSPropOptions{.learning_rate = 0.01, .momentum = 0.9, .centered = true});
   });
 }
 
 TEST(OptimizerStateMore, AdagradAndAdadeltaResume) {
   check_resume([](std::vector<Tensor> ps) {
-    return std::make_unique<Adagrad>(ps, AdagradOptions{.learning_rate = 0.1, .initial_accumulator_value = 0.1});
+    return std::make_unique<Adagrad>(ps,
+                                     AdagradOptions{.learning_rate = 0.1, .initial_accumulator_value = 0.1});
   });
   check_resume([](std::vector<Tensor> ps) { return std::make_unique<Adadelta>(ps, AdadeltaOptions{}); });
 }
@@ -72,7 +75,8 @@ TEST(OptimizerStateMore, AdamaxAndLambResume) {
   check_resume([](std::vector<Tensor> ps) {
     return std::make_unique<Adamax>(ps, AdamaxOptions{.learning_rate = 0.01, .weight_decay = 0.01});
   });
-  check_resume([](std::vector<Tensor> ps) { return std::make_unique<Lamb>(ps, LambOptions{.learning_rate = 0.01}); });
+  check_resume(
+      [](std::vector<Tensor> ps) { return std::make_unique<Lamb>(ps, LambOptions{.learning_rate = 0.01}); });
 }
 
 TEST(OptimizerStateMore, StateDictKeys) {
@@ -81,7 +85,8 @@ TEST(OptimizerStateMore, StateDictKeys) {
   set_grads(ps, 0);
   plain.step();
   EXPECT_EQ(plain.state_dict().keys(),
-            (std::vector<std::string>{"0.mean_square", "0.momentum", "1.mean_square", "1.momentum", "@step", "@lr"}));
+            (std::vector<std::string>{"0.mean_square", "0.momentum", "1.mean_square", "1.momentum", "@step",
+                                      "@lr"}));
   Adamax adamax(ps);
   adamax.step();
   adamax.step();
@@ -91,14 +96,14 @@ TEST(OptimizerStateMore, StateDictKeys) {
 }
 
 TEST(OptimizerStateMore, ReduceOnPlateauResumesThroughTheOptimizer) {
-  auto sched = std::make_shared<ReduceOnPlateau>(ReduceOnPlateauOptions{.learning_rate = 1.0, .patience = 1,
-                                                                         .cooldown = 1});
+  auto sched = std::make_shared<ReduceOnPlateau>(
+      ReduceOnPlateauOptions{.learning_rate = 1.0, .patience = 1, .cooldown = 1});
   std::vector<Tensor> ps = make_params();
   SGD opt(ps, {.learning_rate = sched});
   for (double loss : {1.0, 2.0, 2.0, 0.5}) sched->step(loss);  // reduced at the third: 0.1, cooldown 1
   StateDict sd = opt.state_dict();
-  auto fresh = std::make_shared<ReduceOnPlateau>(ReduceOnPlateauOptions{.learning_rate = 1.0, .patience = 1,
-                                                                         .cooldown = 1});
+  auto fresh = std::make_shared<ReduceOnPlateau>(
+      ReduceOnPlateauOptions{.learning_rate = 1.0, .patience = 1, .cooldown = 1});
   SGD resumed(make_params(), {.learning_rate = fresh});
   resumed.set_state_dict(sd);
   EXPECT_EQ(fresh->last_epoch(), 4);

@@ -36,8 +36,8 @@ void for_samples(unsigned seed, Check&& check) {
 
 // |got - want| <= rel * scale (scale: the magnitudes the result is made of).
 void expect_within(double got, double want, double scale, double rel, const char* what, int i) {
-  ASSERT_LE(std::fabs(got - want), rel * scale + 1e-300) << what << " sample " << i << ": got " << got << ", want "
-                                                         << want;
+  ASSERT_LE(std::fabs(got - want), rel * scale + 1e-300)
+      << what << " sample " << i << ": got " << got << ", want " << want;
 }
 
 TEST(AdaptiveStepMath, RmspropPlainAndCentered) {
@@ -62,7 +62,8 @@ TEST(AdaptiveStepMath, RmspropPlainAndCentered) {
     f64(pd, s.g, bd, ad, cd);
     expect_within(ad, mg, std::fabs(mg), 1e-14, "float64 mean_grad", i);
     // ms - mg^2 may cancel: its rounding error is relative to ms, not to d.
-    expect_within(cd, mom_centered, std::fabs(mom_centered) * (1 + ms / d), 1e-13, "float64 centered momentum", i);
+    expect_within(cd, mom_centered, std::fabs(mom_centered) * (1 + ms / d), 1e-13,
+                  "float64 centered momentum", i);
     expect_within(pd, s.p - mom_centered, std::fabs(s.p) + std::fabs(cd), 1e-15, "float64 param", i);
   });
 }

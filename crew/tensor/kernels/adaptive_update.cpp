@@ -10,13 +10,15 @@
 namespace crew::kernels {
 namespace {
 
-void check_state(const char* op, const Tensor& param, std::initializer_list<std::pair<const char*, const Tensor*>> state) {
+void check_state(const char* op, const Tensor& param,
+                 std::initializer_list<std::pair<const char*, const Tensor*>> state) {
   CREW_CHECK(param.dtype() == DType::FLOAT32 || param.dtype() == DType::FLOAT64, op, ": parameter dtype ",
              dtype_name(param.dtype()), " is not float32 or float64");
   for (const auto& [name, t] : state) {
-    CREW_CHECK(t->defined() && t->dtype() == param.dtype() && t->numel() == param.numel(), op, ": ", name, " ",
-               t->defined() ? shape_str(t->shape()) + " " + dtype_name(t->dtype()) : std::string("(undefined)"),
-               " does not match the parameter ", shape_str(param.shape()), " ", dtype_name(param.dtype()));
+    CREW_CHECK(
+        t->defined() && t->dtype() == param.dtype() && t->numel() == param.numel(), op, ": ", name, " ",
+        t->defined() ? shape_str(t->shape()) + " " + dtype_name(t->dtype()) : std::string("(undefined)"),
+        " does not match the parameter ", shape_str(param.shape()), " ", dtype_name(param.dtype()));
   }
   for (const auto& entry : state) check_same_place(op, {{"param", &param}, entry});
 }
@@ -31,8 +33,8 @@ void by_dtype(const Tensor& param, Body&& body) {
   }
 }
 
-void rmsprop_cpu(const Tensor& param, const Tensor& grad, const Tensor& ms, const Tensor& mg, const Tensor& mom,
-                 const RmspropCoefficients& c) {
+void rmsprop_cpu(const Tensor& param, const Tensor& grad, const Tensor& ms, const Tensor& mg,
+                 const Tensor& mom, const RmspropCoefficients& c) {
   by_dtype(param, [&]<typename T>() {
     const RmspropStep<T> step(c.lr, c.rho, c.epsilon, c.momentum, c.l2);
     T* __restrict p = param.data<T>();
@@ -49,7 +51,8 @@ void rmsprop_cpu(const Tensor& param, const Tensor& grad, const Tensor& ms, cons
   });
 }
 
-void adagrad_cpu(const Tensor& param, const Tensor& grad, const Tensor& moment, const AdagradCoefficients& c) {
+void adagrad_cpu(const Tensor& param, const Tensor& grad, const Tensor& moment,
+                 const AdagradCoefficients& c) {
   by_dtype(param, [&]<typename T>() {
     const AdagradStep<T> step{static_cast<T>(c.lr), static_cast<T>(c.epsilon), static_cast<T>(c.l2)};
     T* __restrict p = param.data<T>();
@@ -85,7 +88,8 @@ void adamax_cpu(const Tensor& param, const Tensor& grad, const Tensor& moment, c
 
 // Two passes: the moments and r (kept in a scratch buffer) with the squared norms of p and
 // r summed in double, then the update scaled by the trust ratio.
-void lamb_cpu(const Tensor& param, const Tensor& grad, const Tensor& m1, const Tensor& m2, const LambCoefficients& c) {
+void lamb_cpu(const Tensor& param, const Tensor& grad, const Tensor& m1, const Tensor& m2,
+              const LambCoefficients& c) {
   by_dtype(param, [&]<typename T>() {
     const LambMomentStep<T> moments(c.beta1, c.beta2, c.beta1_pow, c.beta2_pow, c.epsilon, c.weight_decay);
     T* __restrict p = param.data<T>();
@@ -114,18 +118,21 @@ constinit KernelSlot<AdadeltaUpdateFn> adadelta_update_kernel("adadelta_update",
 constinit KernelSlot<AdamaxUpdateFn> adamax_update_kernel("adamax_update", &adamax_cpu);
 constinit KernelSlot<LambUpdateFn> lamb_update_kernel("lamb_update", &lamb_cpu);
 
-void rmsprop_update(const Tensor& param, const Tensor& grad, const Tensor& mean_square, const Tensor& mean_grad,
-                    const Tensor& moment, const RmspropCoefficients& c) {
+void rmsprop_update(const Tensor& param, const Tensor& grad, const Tensor& mean_square,
+                    const Tensor& mean_grad, const Tensor& moment, const RmspropCoefficients& c) {
   if (c.centered) {
-    check_state("rmsprop_update", param,
-                {{"grad", &grad}, {"mean_square", &mean_square}, {"mean_grad", &mean_grad}, {"momentum", &moment}});
+    check_state(
+        "rmsprop_update", param,
+        {{"grad", &grad}, {"mean_square", &mean_square}, {"mean_grad", &mean_grad}, {"momentum", &moment}});
   } else {
-    check_state("rmsprop_update", param, {{"grad", &grad}, {"mean_square", &mean_square}, {"momentum", &moment}});
+    check_state("rmsprop_update", param,
+                {{"grad", &grad}, {"mean_square", &mean_square}, {"momentum", &moment}});
   }
   rmsprop_update_kernel.get(param.place().type)(param, grad, mean_square, mean_grad, moment, c);
 }
 
-void adagrad_update(const Tensor& param, const Tensor& grad, const Tensor& moment, const AdagradCoefficients& c) {
+void adagrad_update(const Tensor& param, const Tensor& grad, const Tensor& moment,
+                    const AdagradCoefficients& c) {
   check_state("adagrad_update", param, {{"grad", &grad}, {"moment", &moment}});
   adagrad_update_kernel.get(param.place().type)(param, grad, moment, c);
 }
@@ -133,7 +140,9 @@ void adagrad_update(const Tensor& param, const Tensor& grad, const Tensor& momen
 void adadelta_update(const Tensor& param, const Tensor& grad, const Tensor& avg_squared_grad,
                      const Tensor& avg_squared_update, const AdadeltaCoefficients& c) {
   check_state("adadelta_update", param,
-              {{"grad", &grad}, {"avg_squared_grad", &avg_squared_grad}, {"avg_squared_update", &avg_squared_update}});
+              {{"grad", &grad},
+               {"avg_squared_grad", &avg_squared_grad},
+               {"avg_squared_update", &avg_squared_update}});
   adadelta_update_kernel.get(param.place().type)(param, grad, avg_squared_grad, avg_squared_update, c);
 }
 

@@ -18,15 +18,16 @@ struct RmspropCoefficients {
 };
 // One RMSProp step (math/adaptive_step.h); mean_grad is used (and must be defined) only when
 // centered.
-void rmsprop_update(const Tensor& param, const Tensor& grad, const Tensor& mean_square, const Tensor& mean_grad,
-                    const Tensor& moment, const RmspropCoefficients& c);
+void rmsprop_update(const Tensor& param, const Tensor& grad, const Tensor& mean_square,
+                    const Tensor& mean_grad, const Tensor& moment, const RmspropCoefficients& c);
 
 struct AdagradCoefficients {
   double lr = 0.0;
   double epsilon = 1e-6;
   double l2 = 0.0;
 };
-void adagrad_update(const Tensor& param, const Tensor& grad, const Tensor& moment, const AdagradCoefficients& c);
+void adagrad_update(const Tensor& param, const Tensor& grad, const Tensor& moment,
+                    const AdagradCoefficients& c);
 
 struct AdadeltaCoefficients {
   double rho = 0.95;
@@ -68,8 +69,8 @@ using AdagradUpdateFn = void(const Tensor& param, const Tensor& grad, const Tens
                              const AdagradCoefficients& c);
 using AdadeltaUpdateFn = void(const Tensor& param, const Tensor& grad, const Tensor& avg_squared_grad,
                               const Tensor& avg_squared_update, const AdadeltaCoefficients& c);
-using AdamaxUpdateFn = void(const Tensor& param, const Tensor& grad, const Tensor& moment, const Tensor& inf_norm,
-                            const AdamaxCoefficients& c);
+using AdamaxUpdateFn = void(const Tensor& param, const Tensor& grad, const Tensor& moment,
+                            const Tensor& inf_norm, const AdamaxCoefficients& c);
 using LambUpdateFn = void(const Tensor& param, const Tensor& grad, const Tensor& m1, const Tensor& m2,
                           const LambCoefficients& c);
 extern KernelSlot<RmspropUpdateFn> rmsprop_update_kernel;
