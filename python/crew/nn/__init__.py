@@ -11,6 +11,9 @@ from .containers import LayerDict, LayerList, ParameterList
 from .composed import (AdaptiveMaxPool2D, AvgPool1D, Dropout2D, GroupNorm, Hardswish, Identity,
                        InstanceNorm2D, LeakyReLU, MaxPool1D, Pad2D, PReLU, ReLU6, Silu, Softplus,
                        Upsample, UpsamplingBilinear2D, UpsamplingNearest2D)
+from .attention import MultiHeadAttention
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
+                          TransformerEncoderLayer)
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss,
                    SmoothL1Loss)
 
@@ -23,3 +26,5 @@ __all__ = ["Layer", "functional", "Conv2D", "Linear", "MaxPool2D", "AvgPool2D", 
            "LeakyReLU", "Softplus", "PReLU", "Dropout2D", "GroupNorm", "InstanceNorm2D", "Pad2D",
            "Upsample", "UpsamplingNearest2D", "UpsamplingBilinear2D", "AdaptiveMaxPool2D",
            "MaxPool1D", "AvgPool1D", "Conv1D", "Conv2DTranspose"]
+__all__ += ["MultiHeadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
+            "TransformerDecoder", "Transformer"]
