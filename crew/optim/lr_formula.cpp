@@ -74,4 +74,17 @@ LambdaDecay::LambdaDecay(double learning_rate, std::function<double(int64_t)> lr
 
 double LambdaDecay::closed_form_lr(int64_t epoch) const { return base_lr() * lr_lambda_(epoch); }
 
+MultiplicativeDecay::MultiplicativeDecay(double learning_rate, std::function<double(int64_t)> lr_lambda,
+                                         int64_t last_epoch)
+    : LRScheduler(learning_rate, last_epoch), lr_lambda_(std::move(lr_lambda)) {
+  CREW_CHECK(static_cast<bool>(lr_lambda_), "MultiplicativeDecay: lr_lambda is empty");
+  start();
+}
+
+double MultiplicativeDecay::closed_form_lr(int64_t epoch) const {
+  double lr = base_lr();
+  for (int64_t e = 1; e <= epoch; ++e) lr *= lr_lambda_(e);
+  return lr;
+}
+
 }  // namespace crew::optim

@@ -6,6 +6,7 @@
 //   NaturalExpDecay:  base * exp(-gamma * t)
 //   InverseTimeDecay: base / (1 + gamma * t)
 //   LambdaDecay:      base * lr_lambda(t)
+//   MultiplicativeDecay: base * lr_lambda(1) * ... * lr_lambda(t)
 // Same stepping rules as LRScheduler.
 //
 //   auto sched = std::make_shared<NoamDecay>(/*d_model=*/512, /*warmup_steps=*/4000);
@@ -73,6 +74,20 @@ class InverseTimeDecay : public LRScheduler {
 class LambdaDecay : public LRScheduler {
  public:
   LambdaDecay(double learning_rate, std::function<double(int64_t)> lr_lambda, int64_t last_epoch = -1);
+
+ protected:
+  double get_lr() const override { return closed_form_lr(last_epoch()); }
+  double closed_form_lr(int64_t epoch) const override;
+
+ private:
+  std::function<double(int64_t)> lr_lambda_;
+};
+
+// lr_lambda: epoch -> factor of that epoch; the product is recomputed at each step, as Paddle does.
+class MultiplicativeDecay : public LRScheduler {
+ public:
+  MultiplicativeDecay(double learning_rate, std::function<double(int64_t)> lr_lambda,
+                      int64_t last_epoch = -1);
 
  protected:
   double get_lr() const override { return closed_form_lr(last_epoch()); }

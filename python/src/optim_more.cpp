@@ -1,4 +1,4 @@
-// crew._C.optimizer, continued: the schedules PolynomialDecay, NoamDecay, LambdaDecay,
+// crew._C.optimizer, continued: the schedules PolynomialDecay, NoamDecay, LambdaDecay, MultiplicativeDecay,
 // NaturalExpDecay, InverseTimeDecay, OneCycleLR, CyclicLR, ReduceOnPlateau and the optimizers
 // RMSProp, Adagrad, Adadelta, Adamax, Lamb, with Paddle 2.4's argument names and defaults.
 // python/crew/optimizer adds verbose, parameter groups and the per-parameter rules.
@@ -58,6 +58,12 @@ void bind_formula_schedules(py::module_& lr) {
       lr, "LambdaDecay", py::init([](double learning_rate, py::handle lr_lambda, int64_t last_epoch) {
         auto fn = callable_of<std::function<double(int64_t)>>(lr_lambda, "LambdaDecay", "lr_lambda");
         return std::make_shared<optim::LambdaDecay>(learning_rate, std::move(fn), last_epoch);
+      }),
+      py::arg("learning_rate"), py::arg("lr_lambda"), py::arg("last_epoch") = -1);
+  bind_schedule<optim::MultiplicativeDecay>(
+      lr, "MultiplicativeDecay", py::init([](double learning_rate, py::handle lr_lambda, int64_t last_epoch) {
+        auto fn = callable_of<std::function<double(int64_t)>>(lr_lambda, "MultiplicativeDecay", "lr_lambda");
+        return std::make_shared<optim::MultiplicativeDecay>(learning_rate, std::move(fn), last_epoch);
       }),
       py::arg("learning_rate"), py::arg("lr_lambda"), py::arg("last_epoch") = -1);
 }

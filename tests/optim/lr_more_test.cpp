@@ -64,6 +64,11 @@ TEST(LambdaDecay, MultipliesByTheFunction) {
   EXPECT_DOUBLE_EQ(resumed.last_lr(), 0.1);
 }
 
+TEST(MultiplicativeDecay, MultipliesTheFactorsOfEachEpoch) {
+  MultiplicativeDecay s(1.0, [](int64_t e) { return 1.0 / static_cast<double>(e + 1); });
+  expect_rates(run(s, 4), {1.0, 0.5, 0.5 / 3, 0.5 / 12});
+}
+
 double cos_anneal(double from, double to, double pct) {
   return to + (from - to) / 2.0 * (std::cos(std::numbers::pi * pct) + 1.0);
 }

@@ -45,6 +45,8 @@ def test_noam_natural_exp_inverse_time_and_lambda():
                                [0.5 * 0.95 ** t for t in range(5)], rtol=1e-12)
     with pytest.raises(TypeError, match="lr_lambda"):
         lr.LambdaDecay(0.5, lr_lambda=3)
+    np.testing.assert_allclose(rates(lr.MultiplicativeDecay(learning_rate=0.5, lr_lambda=lambda x: 0.95), 4),
+                               [0.5 * 0.95 ** t for t in range(4)], rtol=1e-12)
 
 
 def one_cycle_ref(total, max_lr, divide=25.0, end=1e-4, pct=0.3, strategy="cos", three=False):

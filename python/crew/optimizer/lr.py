@@ -39,6 +39,7 @@ LinearWarmup = _with_verbose(_lr.LinearWarmup)
 PolynomialDecay = _with_verbose(_lr.PolynomialDecay)
 NoamDecay = _with_verbose(_lr.NoamDecay)
 LambdaDecay = _with_verbose(_lr.LambdaDecay)
+MultiplicativeDecay = _with_verbose(_lr.MultiplicativeDecay)
 NaturalExpDecay = _with_verbose(_lr.NaturalExpDecay)
 InverseTimeDecay = _with_verbose(_lr.InverseTimeDecay)
 OneCycleLR = _with_verbose(_lr.OneCycleLR)
@@ -81,5 +82,5 @@ class ReduceOnPlateau(_lr.ReduceOnPlateau):
             print(f"Epoch {self.last_epoch}: ReduceOnPlateau set learning rate to {self.last_lr}.")
 
 __all__ = ["LRScheduler", "StepDecay", "CosineAnnealingDecay", "ExponentialDecay", "MultiStepDecay",
-           "PiecewiseDecay", "LinearWarmup", "PolynomialDecay", "NoamDecay", "LambdaDecay", "NaturalExpDecay",
+           "PiecewiseDecay", "LinearWarmup", "PolynomialDecay", "NoamDecay", "LambdaDecay", "MultiplicativeDecay", "NaturalExpDecay",
            "InverseTimeDecay", "OneCycleLR", "CyclicLR", "ReduceOnPlateau"]
