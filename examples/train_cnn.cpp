@@ -256,12 +256,14 @@ int run(const TrainOptions& o) {
   }
   // Data-parallel when there is more than one rank: parameters broadcast from rank 0 here,
   // gradients averaged during backward.
-  // --device gpu: parameters, batches and the optimizer's state on the GPU (one process).
+  // --device gpu: parameters, batches and the optimizer's state on the GPU ("gpu": the rank's
+  // own, FLAGS_selected_gpus; ranks sharing one GPU name it, "gpu:0", and their collectives are
+  // staged through host memory).
   const crew::Place place = crew::set_device(o.device);
   if (place.type != crew::DeviceType::CPU) {
-    if (world > 1 || !o.resume.empty() || !o.checkpoint.dir.empty())
+    if (!o.resume.empty() || !o.checkpoint.dir.empty())
       throw crew::ValueError("train_cnn: --device " + o.device +
-                             " trains one process from fresh weights (no ranks, --resume or --checkpoint-dir yet)");
+                             " trains from fresh weights (no --resume or --checkpoint-dir yet)");
     net->to(place);
   }
   std::shared_ptr<crew::DataParallel> dp;
@@ -514,7 +516,7 @@ int main(int argc, char** argv) {
       ->check(crew::cli::at_least(o.checkpoint.every_steps, 0));
   app.add_option("--checkpoint-keep", o.checkpoint.keep, "checkpoints kept in --checkpoint-dir")
       ->check(crew::cli::above(o.checkpoint.keep, 0));
-  app.add_option("--device", o.device, "cpu, gpu or gpu:N (Paddle's set_device; gpu: one process)")
+  app.add_option("--device", o.device, "cpu, gpu or gpu:N (Paddle's set_device; gpu: the rank's own GPU)")
       ->capture_default_str();
   app.add_flag("--checkpoint-start-fresh", o.checkpoint.start_fresh,
                "when no checkpoint in --checkpoint-dir verifies, train from step 0 instead of stopping");

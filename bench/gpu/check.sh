@@ -66,8 +66,10 @@ stage ldd 30 "for b in $bin/*; do echo \"\$b\"; ldd \"\$b\" | grep -E 'not found
 stage kernels 150 "CREW_CUDA_TF32=0 $bin/crew_cuda_tests --gtest_filter='CudaKernels.*:CudaRuntime.*'"
 stage cnn_20_steps 150 "$bin/crew_cuda_tests --gtest_filter='CudaTraining.*' && $bin/train_cnn --device gpu --dataset fashion-mnist --data-dir $here/data --epochs 1 --max-steps 20 --batch-size 32 --no-shuffle --num-workers 0 --threads 1 --seed 7 --test-samples 100 --metrics $logs/cnn_gpu_20.jsonl && python3 $here/scripts/compare_traces.py losses $here/ref/cnn_cpu_20.jsonl $logs/cnn_gpu_20.jsonl 20 1e-4"
 stage cnn_10_epochs 120 "$bin/train_cnn --device gpu --dataset fashion-mnist --data-dir $here/data --epochs 10 --batch-size 32 --num-workers 2 --seed 7 --metrics $logs/cnn_gpu_10.jsonl && python3 $here/scripts/compare_traces.py accuracy $here/ref/cnn_cpu_10_epochs.jsonl $logs/cnn_gpu_10.jsonl 0.01"
-# Ranks sharing the GPU need the staged process group on device tensors: not built yet.
-stage staged_2_ranks 5 "echo 'not built yet: DataParallel on GPU tensors (staged group) is the next step'; exit 77"
+# Two ranks sharing the GPU (their collectives staged through host memory around shm) end
+# where one rank at twice the batch does.
+cnn_args="--dataset fashion-mnist --data-dir $here/data --epochs 1 --max-steps 20 --no-shuffle --num-workers 0 --threads 1 --seed 7 --test-samples 100"
+stage staged_2_ranks 120 "cd $logs && rm -rf one two && $bin/train_cnn --device gpu:0 $cnn_args --batch-size 32 --save one && $bin/crew launch --nproc_per_node 2 --log_dir launch_2_ranks $bin/train_cnn --device gpu:0 $cnn_args --batch-size 16 --save two && python3 $here/scripts/compare_traces.py weights one/model.safetensors two/model.safetensors 1e-4"
 stage speed_cnn 90 "$bin/train_cnn --device gpu --dataset fashion-mnist --data-dir $here/data --epochs 2 --batch-size 32 --num-workers 2 --seed 7 | tail -2; python3 $here/scripts/torch_cnn_step.py --batch 32 --steps 200 --reps 3"
 summary
 for r in "${results[@]}"; do
