@@ -1,9 +1,14 @@
 #!/bin/bash
 # A crew program with the CUDA module built in starts and trains on the CPU where no GPU driver
 # exists: it links no libcuda, loads no cuBLASLt at start, and a short train_cnn run succeeds.
-# Usage: cpu_job_without_driver.sh path/to/train_cnn
+# The launcher (`crew`, optional second argument) links no CUDA library at all.
+# Usage: cpu_job_without_driver.sh path/to/train_cnn [path/to/crew]
 set -euo pipefail
 bin=$1
+launcher=${2:-}
+if [ -n "$launcher" ] && ldd "$launcher" | grep -E 'libcud|libcublas|libnccl'; then
+  echo "FAIL: $launcher links a CUDA library (the launcher finds GPUs without CUDA)"; exit 1
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 if ldd "$bin" | grep -E 'libcuda\.so|libcublas' ; then
