@@ -102,6 +102,14 @@ PerDevice& per_device(int device) {
   return d;
 }
 
+// The largest power of two (at most 256) dividing the address and the batch stride in bytes.
+uint32_t alignment(const void* p, int64_t stride_bytes) {
+  uint32_t a = 256;
+  const auto addr = reinterpret_cast<uintptr_t>(p);
+  while (a > 1 && ((addr % a) != 0 || (stride_bytes % a) != 0)) a /= 2;
+  return a;
+}
+
 // Row-major C[M, N] (ldc) = op(A)[M, K] op(B)[K, N], `batch` products at the given element
 // strides (0: the same matrix for every product).
 void gemm_rows(int device, DType dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void* a,
@@ -136,6 +144,17 @@ void gemm_rows(int device, DType dtype, bool ta, bool tb, int64_t m, int64_t n, 
   check_lt(f.cublasLtMatmulPreferenceCreate(&pref), "preference", device);
   const uint64_t ws = kWorkspace;
   f.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+  // The heuristic assumes 256-byte aligned operands unless told: views and batch members may
+  // be less aligned (as PyTorch does, tell it each operand's alignment).
+  const size_t es = f64 ? 8 : 4;
+  const uint32_t align_lt_a = alignment(b, stride_b * es), align_lt_b = alignment(a, stride_a * es),
+                 align_c = alignment(c, stride_c * es);
+  f.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_lt_a,
+                                         sizeof(align_lt_a));
+  f.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_lt_b,
+                                         sizeof(align_lt_b));
+  f.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c, sizeof(align_c));
+  f.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c, sizeof(align_c));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   const cublasStatus_t hs = f.cublasLtMatmulAlgoGetHeuristic(pd.handle, desc, la, lb, lc, lc, pref, 1, &result, &found);
