@@ -63,7 +63,9 @@ if [ "${CREW_GPU_CHECK_FORCE:-0}" != 1 ] && ! nvidia-smi -L > /dev/null 2>&1 && 
   exit 77
 fi
 stage ldd 30 "for b in $bin/*; do echo \"\$b\"; ldd \"\$b\" | grep -E 'not found|dnnl|openblas|gloo|cudnn'; done; ! (for b in $bin/*; do ldd \"\$b\"; done | grep 'not found')"
-stage kernels 150 "CREW_CUDA_TF32=0 $bin/crew_cuda_tests --gtest_filter='CudaKernels.*:CudaRuntime.*'"
+# TF32 off twice over: crew asks for FMA math, and NVIDIA_TF32_OVERRIDE=0 forbids TF32 to cuBLAS/cuDNN.
+export NVIDIA_TF32_OVERRIDE=0
+stage kernels 150 "$bin/crew_cuda_tests --gtest_filter='CudaKernels.*:CudaRuntime.*'"
 stage cnn_20_steps 150 "$bin/crew_cuda_tests --gtest_filter='CudaTraining.*' && $bin/train_cnn --device gpu --dataset fashion-mnist --data-dir $here/data --epochs 1 --max-steps 20 --batch-size 32 --no-shuffle --num-workers 0 --threads 1 --seed 7 --test-samples 100 --metrics $logs/cnn_gpu_20.jsonl && python3 $here/scripts/compare_traces.py losses $here/ref/cnn_cpu_20.jsonl $logs/cnn_gpu_20.jsonl 20 1e-4"
 stage cnn_10_epochs 120 "$bin/train_cnn --device gpu --dataset fashion-mnist --data-dir $here/data --epochs 10 --batch-size 32 --num-workers 2 --seed 7 --metrics $logs/cnn_gpu_10.jsonl && python3 $here/scripts/compare_traces.py accuracy $here/ref/cnn_cpu_10_epochs.jsonl $logs/cnn_gpu_10.jsonl 0.01"
 # Two ranks sharing the GPU (their collectives staged through host memory around shm) end

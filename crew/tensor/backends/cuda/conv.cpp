@@ -81,10 +81,14 @@ struct Descs {
 // TF32 is allowed).
 template <typename Perf>
 Perf pick(const Perf* perf, int n, const char* op, int device) {
-  for (int i = 0; i < n; ++i) {
-    if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].determinism != CUDNN_DETERMINISTIC) continue;
-    if (!tf32() && perf[i].mathType == CUDNN_TENSOR_OP_MATH) continue;
-    return perf[i];
+  // Without TF32: an FMA-math algorithm first, else one that is not tensor-op math.
+  for (int pass = tf32() ? 1 : 0; pass < 2; ++pass) {
+    for (int i = 0; i < n; ++i) {
+      if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].determinism != CUDNN_DETERMINISTIC) continue;
+      if (pass == 0 && perf[i].mathType != CUDNN_FMA_MATH) continue;
+      if (!tf32() && perf[i].mathType == CUDNN_TENSOR_OP_MATH) continue;
+      return perf[i];
+    }
   }
   CREW_THROW(DeviceError, op, " on gpu:", device, ": cuDNN offers no deterministic algorithm for this convolution");
 }
