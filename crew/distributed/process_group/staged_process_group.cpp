@@ -179,7 +179,12 @@ std::shared_ptr<Work> StagedProcessGroup::barrier(const BarrierOptions& options)
 std::shared_ptr<ProcessGroup> wrap_for_devices(std::shared_ptr<ProcessGroup> pg) {
   for (int type = 0; type < kNumDeviceTypes; ++type) {
     const auto t = static_cast<DeviceType>(type);
-    if (t != DeviceType::CPU && has_device_backend(t)) return std::make_shared<StagedProcessGroup>(std::move(pg));
+    // A backend compiled in but with no device here (a CUDA build on a CPU machine) has no
+    // tensors to stage: CPU jobs keep the group unwrapped.
+    if (t == DeviceType::CPU || !has_device_backend(t)) continue;
+    if (device_backend(Place{t, 0}, "wrap_for_devices").device_count() > 0) {
+      return std::make_shared<StagedProcessGroup>(std::move(pg));
+    }
   }
   return pg;
 }
