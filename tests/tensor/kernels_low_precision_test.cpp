@@ -19,6 +19,10 @@
 #include "crew/tensor/random.h"
 
 namespace crew {
+
+// Test names and failure messages show "bfloat16", not the enum's byte.
+void PrintTo(DType dtype, std::ostream* os) { *os << dtype_name(dtype); }
+
 namespace {
 
 double tolerance(DType dtype) { return dtype == DType::BFLOAT16 ? 1e-2 : 2e-3; }
