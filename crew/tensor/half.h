@@ -22,7 +22,9 @@ constexpr uint16_t float_to_bf16_bits(float f) {
   return static_cast<uint16_t>(u >> 16);
 }
 // bfloat16 bits -> float (exact).
-constexpr float bf16_bits_to_float(uint16_t h) { return std::bit_cast<float>(static_cast<uint32_t>(h) << 16); }
+constexpr float bf16_bits_to_float(uint16_t h) {
+  return std::bit_cast<float>(static_cast<uint32_t>(h) << 16);
+}
 
 // float -> IEEE half bits, rounding to nearest even (F. Giesen's float_to_half_fast3_rtne):
 // overflow gives inf, NaN a quiet NaN, tiny values float16 subnormals.
@@ -115,8 +117,11 @@ D element_cast(S s) {
   } else if constexpr (is_half_v<S>) {
     return element_cast<D>(static_cast<float>(s));
   } else if constexpr (is_half_v<D>) {
-    if constexpr (std::is_same_v<S, float>) return D(s);
-    else return D(static_cast<double>(s));
+    if constexpr (std::is_same_v<S, float>) {
+      return D(s);
+    } else {
+      return D(static_cast<double>(s));
+    }
   } else {
     return static_cast<D>(s);
   }

@@ -10,8 +10,8 @@
 #include <limits>
 #include <random>
 
-#include "crew/tensor/kernels/reduce.h"
 #include "crew/tensor/kernels/convert_half.h"
+#include "crew/tensor/kernels/reduce.h"
 #include "crew/tensor/safetensors.h"
 #include "tests/testing/temp_dir.h"
 
@@ -53,10 +53,13 @@ uint16_t reference_round(double x, uint16_t max_code, uint16_t inf_code, ValueFn
   const double a = std::fabs(x);
   const double top = value(max_code), ulp = top - value(max_code - 1);
   if (a >= top + ulp / 2) return sign | inf_code;  // a tie at the top rounds to the even inf
-  uint16_t lo = 0, hi = max_code;                   // largest code with value <= a
+  uint16_t lo = 0, hi = max_code;                  // largest code with value <= a
   while (lo < hi) {
     const uint16_t mid = static_cast<uint16_t>((lo + hi + 1) / 2);
-    if (value(mid) <= a) lo = mid; else hi = mid - 1;
+    if (value(mid) <= a)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   if (lo == max_code) return sign | lo;
   const double below = a - value(lo), above = value(lo + 1) - a;
@@ -99,8 +102,8 @@ TEST(HalfTest, Float16RoundsToNearestEvenAgainstFloat64Reference) {
     ASSERT_EQ(float16(f).bits, fp16_reference(f)) << f;
   }
   EXPECT_EQ(float16(65504.0f).bits, 0x7bff);
-  EXPECT_EQ(float16(65519.0f).bits, 0x7bff);   // below the midpoint to 65536
-  EXPECT_EQ(float16(65520.0f).bits, 0x7c00);   // the midpoint: rounds to even (inf)
+  EXPECT_EQ(float16(65519.0f).bits, 0x7bff);            // below the midpoint to 65536
+  EXPECT_EQ(float16(65520.0f).bits, 0x7c00);            // the midpoint: rounds to even (inf)
   EXPECT_EQ(float16(1.0f + 1.0f / 2048).bits, 0x3c00);  // tie down to even
   EXPECT_EQ(float16(1.0f + 3.0f / 2048).bits, 0x3c02);  // tie up to even
 }
@@ -129,7 +132,8 @@ TEST(HalfTest, NanInfZeroAndSubnormalsAreKept) {
   const float snan = std::numeric_limits<float>::signaling_NaN();
   EXPECT_TRUE(std::isnan(static_cast<float>(bfloat16(nan))));
   EXPECT_TRUE(std::isnan(static_cast<float>(bfloat16(snan))));
-  EXPECT_TRUE(std::isnan(static_cast<float>(bfloat16(std::bit_cast<float>(0x7f800001u)))));  // would round to inf
+  EXPECT_TRUE(
+      std::isnan(static_cast<float>(bfloat16(std::bit_cast<float>(0x7f800001u)))));  // would round to inf
   EXPECT_TRUE(std::isnan(static_cast<float>(float16(nan))));
   EXPECT_EQ(bfloat16(inf).bits, 0x7f80);
   EXPECT_EQ(bfloat16(-inf).bits, 0xff80);
@@ -141,9 +145,9 @@ TEST(HalfTest, NanInfZeroAndSubnormalsAreKept) {
   // Subnormals: bfloat16 keeps float's (VCVTNEPS2BF16 would flush them), float16 has its own.
   EXPECT_EQ(bfloat16(std::ldexp(1.0f, -130)).bits, 0x0008);
   EXPECT_EQ(float16(std::ldexp(1.0f, -24)).bits, 0x0001);
-  EXPECT_EQ(float16(std::ldexp(1.0f, -25)).bits, 0x0000);       // tie to even (zero)
-  EXPECT_EQ(float16(std::ldexp(3.0f, -26)).bits, 0x0001);       // above the tie
-  EXPECT_EQ(float16(std::ldexp(3.0f, -25)).bits, 0x0002);       // tie 1.5 ulp -> 2
+  EXPECT_EQ(float16(std::ldexp(1.0f, -25)).bits, 0x0000);  // tie to even (zero)
+  EXPECT_EQ(float16(std::ldexp(3.0f, -26)).bits, 0x0001);  // above the tie
+  EXPECT_EQ(float16(std::ldexp(3.0f, -25)).bits, 0x0002);  // tie 1.5 ulp -> 2
 }
 
 TEST(HalfTest, DoubleRoundsOnceNotTwice) {
@@ -157,7 +161,8 @@ TEST(HalfTest, DoubleRoundsOnceNotTwice) {
   EXPECT_EQ(float16(h).bits, 0x3c01);
   std::mt19937_64 gen(3);
   for (int i = 0; i < 100000; ++i) {
-    const double x = std::ldexp(std::bit_cast<double>((gen() >> 12) | 0x3ff0000000000000ull), static_cast<int>(gen() % 40) - 20);
+    const double x = std::ldexp(std::bit_cast<double>((gen() >> 12) | 0x3ff0000000000000ull),
+                                static_cast<int>(gen() % 40) - 20);
     ASSERT_EQ(bfloat16(x).bits, bf16_reference(x)) << x;
     ASSERT_EQ(float16(x).bits, fp16_reference(x)) << x;
   }

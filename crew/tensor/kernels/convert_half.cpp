@@ -25,7 +25,8 @@ void float_to_fp16_range(const float* src, uint16_t* dst, int64_t n) {
   int64_t i = 0;
 #if defined(__F16C__)
   for (; i + 8 <= n; i += 8) {
-    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m128i h =
+        _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), h);
   }
 #endif
@@ -48,7 +49,8 @@ void convert_parallel(const S* src, D* dst, int64_t n, Fn fn) {
     fn(src, dst, n);
     return;
   }
-  detail::parallel_for(n, kMinChunk, [&](int64_t begin, int64_t end) { fn(src + begin, dst + begin, end - begin); });
+  detail::parallel_for(n, kMinChunk,
+                       [&](int64_t begin, int64_t end) { fn(src + begin, dst + begin, end - begin); });
 }
 
 }  // namespace
