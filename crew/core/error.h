@@ -20,6 +20,13 @@ class ValueError : public Error {
   using Error::Error;
 };
 
+// An op given a dtype it has no kernel for, or operands of different dtypes; messages name
+// the op and the dtypes ("matmul: x is bfloat16, y is float32"). Python raises TypeError.
+class DTypeError : public ValueError {
+ public:
+  using ValueError::ValueError;
+};
+
 // An index or key out of range.
 class IndexError : public Error {
  public:

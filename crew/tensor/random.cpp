@@ -8,10 +8,10 @@ namespace {
 // Fills floating t with draws of dist from engine, in element order.
 template <typename Dist>
 void fill_from(Tensor& t, Dist& dist, std::mt19937_64& engine) {
-  dispatch_dtype(t.dtype(), [&](auto tag) {
+  dispatch_storage_dtype(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* p = static_cast<T*>(t.raw_data());
-    for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = static_cast<T>(dist(engine));
+    for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = element_cast<T>(dist(engine));
   });
 }
 

@@ -183,6 +183,10 @@ const char* safetensors_dtype(DType dtype) {
       return "I64";
     case DType::UINT8:
       return "U8";
+    case DType::BFLOAT16:
+      return "BF16";
+    case DType::FLOAT16:
+      return "F16";
   }
   CREW_THROW(ValueError, "safetensors_dtype: unknown dtype ", static_cast<int>(dtype));
 }
@@ -193,7 +197,10 @@ DType parse_safetensors_dtype(const std::string& code) {
   if (code == "I32") return DType::INT32;
   if (code == "I64") return DType::INT64;
   if (code == "U8") return DType::UINT8;
-  CREW_THROW(ValueError, "unsupported safetensors dtype '", code, "' (crew reads F32, F64, I32, I64, U8)");
+  if (code == "BF16") return DType::BFLOAT16;
+  if (code == "F16") return DType::FLOAT16;
+  CREW_THROW(ValueError, "unsupported safetensors dtype '", code,
+             "' (crew reads F32, F64, I32, I64, U8, BF16, F16)");
 }
 
 namespace {

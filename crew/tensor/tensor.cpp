@@ -21,10 +21,10 @@ std::shared_ptr<TensorImpl> new_impl(const Shape& shape, DType dtype, Storage::I
 
 template <typename Dst>
 void convert_into(Dst* dst, const void* src, DType src_dtype, int64_t n) {
-  dispatch_dtype(src_dtype, [&](auto tag) {
+  dispatch_storage_dtype(src_dtype, [&](auto tag) {
     using S = decltype(tag);
     const S* s = static_cast<const S*>(src);
-    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<Dst>(s[i]);
+    for (int64_t i = 0; i < n; ++i) dst[i] = element_cast<Dst>(s[i]);
   });
 }
 
@@ -61,10 +61,10 @@ Tensor Tensor::scalar(double value, DType dtype) { return full({}, value, dtype)
 
 Tensor Tensor::arange(int64_t n, DType dtype) {
   Tensor t = uninitialized({n}, dtype);
-  dispatch_dtype(dtype, [&](auto tag) {
+  dispatch_storage_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     T* p = t.data<T>();
-    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(i);
+    for (int64_t i = 0; i < n; ++i) p[i] = element_cast<T>(i);
   });
   return t;
 }
@@ -323,6 +323,8 @@ CREW_INSTANTIATE(double)
 CREW_INSTANTIATE(int32_t)
 CREW_INSTANTIATE(int64_t)
 CREW_INSTANTIATE(uint8_t)
+CREW_INSTANTIATE(bfloat16)
+CREW_INSTANTIATE(float16)
 #undef CREW_INSTANTIATE
 
 }  // namespace crew

@@ -12,10 +12,10 @@ _arguments.install(_C)  # readable TypeErrors for arguments crew._C does not acc
 from ._C import Tensor, dtype, to_tensor  # noqa: F401 (to_tensor: paddle_args wraps it)
 from .serialization import save, load  # noqa: E402
 from ._C import (Place, CPUPlace, CUDAPlace, CUDAPinnedPlace, set_device, get_device,  # noqa: F401
-                 is_compiled_with_cuda, DeviceError)
+                 is_compiled_with_cuda, DeviceError, DTypeError)
 from ._C import (add, subtract, multiply, divide, exp, log, pow, matmul, sum, mean, argmax,  # noqa: A004
                  reshape, unsqueeze, squeeze, flatten, transpose, concat, stack, split, slice,
-                 is_grad_enabled, set_grad_enabled)
+                 is_grad_enabled, set_grad_enabled, cast)
 from .tensor_ops import (no_grad, equal, not_equal, less_than, less_equal, greater_than,  # noqa: E402
                          greater_equal, max, min)
 from .paddle_args import argmax, squeeze, reshape, flatten, to_tensor  # noqa: E402,F811
@@ -36,6 +36,10 @@ float64 = dtype.float64
 int32 = dtype.int32
 int64 = dtype.int64
 uint8 = dtype.uint8
+# 16-bit floats: storage and the kernels of docs/kernels.md ("Low precision"); .numpy() of
+# a bfloat16 tensor is a float32 array (NumPy has no bfloat16), of a float16 one float16.
+bfloat16 = dtype.bfloat16
+float16 = dtype.float16
 
 from . import device, nn, optimizer, io, vision, text, distributed  # noqa: E402
 from .parallel import DataParallel  # noqa: E402

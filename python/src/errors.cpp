@@ -66,9 +66,20 @@ void bind_errors(py::module_& m) {
   static py::exception<DesyncError> desync_error(m, "DesyncError", comm_error.ptr());
   static py::exception<SpawnError> spawn_error(m, "SpawnError", PyExc_RuntimeError);
   static py::exception<DeviceError> device_error(m, "DeviceError", PyExc_RuntimeError);
+  // A dtype an op has no kernel for, or operands of different dtypes: TypeError as Python
+  // spells it, and ValueError too, as crew raised for dtypes before DTypeError existed.
+  static PyObject* dtype_error = [&] {
+    py::tuple bases = py::make_tuple(py::handle(PyExc_TypeError), py::handle(PyExc_ValueError));
+    PyObject* cls = PyErr_NewException("crew.DTypeError", bases.ptr(), nullptr);
+    if (cls == nullptr) throw py::error_already_set();
+    m.add_object("DTypeError", py::handle(cls));
+    return cls;
+  }();
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (const DTypeError& e) {
+      PyErr_SetString(dtype_error, e.what());
     } catch (const ValueError& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
     } catch (const IndexError& e) {

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "bindings.h"
+#include "crew/autograd/ops_cast.h"
 #include "crew/core/error.h"
 #include "crew/tensor/random.h"
 #include "tensor_numpy.h"
@@ -39,12 +40,16 @@ Tensor to_tensor(py::handle data, py::object dtype, py::object place, bool stop_
 }  // namespace
 
 void bind_tensor(py::module_& m) {
+  m.def("cast", [](const Tensor& x, py::object dtype) { return cast(x, dtype_from_py(dtype)); },
+        py::arg("x"), py::arg("dtype"), "paddle.cast: x converted to dtype, differentiable between float dtypes");
   py::enum_<DType>(m, "dtype")
       .value("float32", DType::FLOAT32)
       .value("float64", DType::FLOAT64)
       .value("int32", DType::INT32)
       .value("int64", DType::INT64)
       .value("uint8", DType::UINT8)
+      .value("bfloat16", DType::BFLOAT16)
+      .value("float16", DType::FLOAT16)
       .def("__repr__", [](DType d) { return std::string("crew.") + dtype_name(d); })
       .def("__str__", [](DType d) { return std::string("crew.") + dtype_name(d); });
 
@@ -80,7 +85,11 @@ void bind_tensor(py::module_& m) {
              return t.size(0);
            })
       .def("clone", &Tensor::clone)
-      .def("astype", [](const Tensor& t, py::object dtype) { return t.to(dtype_from_py(dtype)); })
+      // Differentiable between floating dtypes (crew::cast); the same dtype gives a copy.
+      .def("astype", [](const Tensor& t, py::object dtype) {
+             const DType d = dtype_from_py(dtype);
+             return d == t.dtype() ? t.to(d) : cast(t, d);
+           })
       .def("__repr__", [](const Tensor& t) { return t.defined() ? t.to_string() : std::string("Tensor(undefined)"); });
 
   m.def("to_tensor", &to_tensor, py::arg("data"), py::arg("dtype") = py::none(),

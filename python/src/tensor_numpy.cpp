@@ -15,6 +15,7 @@ std::optional<DType> dtype_from_numpy(const py::dtype& dt) {
     case 'f':
       if (dt.itemsize() == 4) return DType::FLOAT32;
       if (dt.itemsize() == 8) return DType::FLOAT64;
+      if (dt.itemsize() == 2) return DType::FLOAT16;
       return std::nullopt;
     case 'i':
       if (dt.itemsize() == 4) return DType::INT32;
@@ -49,7 +50,7 @@ DType dtype_from_py(py::handle dtype) {
     py::dtype dt = py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype));
     if (auto d = dtype_from_numpy(dt)) return *d;
     throw py::type_error("crew has no dtype for NumPy's " + numpy_dtype_name(dt) +
-                         " (supported: float32, float64, int32, int64, uint8, bool)");
+                         " (supported: float16, float32, float64, int32, int64, uint8, bool)");
   } catch (const py::error_already_set&) {
     throw py::type_error("dtype must be a crew dtype, a name such as 'float32' or a NumPy dtype, got " +
                          py::repr(dtype).cast<std::string>());
@@ -63,6 +64,8 @@ py::dtype numpy_dtype(DType dtype) {
     case DType::INT32: return py::dtype::of<int32_t>();
     case DType::INT64: return py::dtype::of<int64_t>();
     case DType::UINT8: return py::dtype::of<uint8_t>();
+    case DType::FLOAT16: return py::dtype("float16");
+    case DType::BFLOAT16: break;  // NumPy has none: tensor_to_numpy gives float32
   }
   return py::dtype::of<float>();
 }
@@ -71,7 +74,7 @@ Tensor tensor_from_numpy(const py::array& array, std::optional<DType> dtype) {
   std::optional<DType> source = dtype_from_numpy(array.dtype());
   if (!source) {
     throw py::type_error("to_tensor: crew has no dtype for NumPy's " + numpy_dtype_name(array.dtype()) +
-                         " (supported: float32, float64, int32, int64, uint8, bool)");
+                         " (supported: float16, float32, float64, int32, int64, uint8, bool)");
   }
   Shape shape(array.shape(), array.shape() + array.ndim());
   // A C-contiguous array of the source dtype: one memcpy; NumPy does any strided copy.
@@ -86,6 +89,9 @@ Tensor tensor_from_numpy(const py::array& array, std::optional<DType> dtype) {
 py::array tensor_to_numpy(const Tensor& t) {
   if (!t.defined()) throw py::value_error("numpy(): the tensor is undefined");
   if (!t.place().host_accessible()) return tensor_to_numpy(t.cpu());  // a copy, as Paddle's
+  // NumPy has no bfloat16: a float32 copy, exact (every bfloat16 is a float32). Paddle gives
+  // the raw bits as uint16 instead; .astype('float32') first reads the same in both.
+  if (t.dtype() == DType::BFLOAT16) return tensor_to_numpy(t.to(DType::FLOAT32));
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
   std::vector<py::ssize_t> strides(shape.size());
   py::ssize_t stride = static_cast<py::ssize_t>(dtype_size(t.dtype()));

@@ -18,7 +18,8 @@ DType dtype_from_py(py::handle dtype);
 py::dtype numpy_dtype(DType dtype);
 
 // A new tensor holding a copy of `array` (any strides), converted to `dtype` when given.
-// bool becomes uint8; float16 and complex are a TypeError naming the dtype.
+// bool becomes uint8, float16 stays float16; complex is a TypeError naming the dtype.
+// tensor_to_numpy gives float16 as float16 and bfloat16 (which NumPy lacks) as a float32 copy.
 Tensor tensor_from_numpy(const py::array& array, std::optional<DType> dtype = std::nullopt);
 // A NumPy array sharing the tensor's memory (crew tensors are always contiguous): no copy;
 // the array keeps the storage alive.

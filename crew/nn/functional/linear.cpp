@@ -3,16 +3,17 @@
 #include "crew/nn/functional.h"
 #include "crew/tensor/kernels/broadcast.h"
 #include "crew/tensor/kernels/linear.h"
+#include "crew/tensor/kernels/low_precision.h"
 
 namespace crew::nn::functional {
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  kernels::check_floating(x, "linear");
+  kernels::check_floating_or_half(x, "linear");
   CREW_CHECK(weight.dim() == 2, "linear: weight must be [in, out], got shape ", shape_str(weight.shape()));
   CREW_CHECK(x.dim() >= 1 && x.size(-1) == weight.size(0), "linear: input ", shape_str(x.shape()),
              " does not match weight [in, out] = ", shape_str(weight.shape()));
-  CREW_CHECK(x.dtype() == weight.dtype(), "linear: input dtype ", dtype_name(x.dtype()), " vs weight ",
-             dtype_name(weight.dtype()));
+  kernels::check_same_dtype("linear", "x", x, "weight", weight);
+  kernels::check_same_dtype("linear", "weight", weight, "bias", bias);
   if (bias.defined()) {
     CREW_CHECK(bias.numel() == weight.size(1) && bias.dtype() == weight.dtype(), "linear: bias ",
                shape_str(bias.shape()), " does not match out features ", weight.size(1));

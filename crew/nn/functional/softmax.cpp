@@ -4,12 +4,13 @@
 #include "crew/autograd/function.h"
 #include "crew/nn/functional.h"
 #include "crew/tensor/kernels/broadcast.h"
+#include "crew/tensor/kernels/low_precision.h"
 
 namespace crew::nn::functional {
 namespace {
 
 Tensor softmax_impl(const Tensor& x, int64_t axis, bool log_out, const char* name) {
-  kernels::check_floating(x, name);
+  kernels::check_floating_or_half(x, name);
   CREW_CHECK(x.dim() >= 1, name, ": tensor of shape ", shape_str(x.shape()), " has no axis");
   const int64_t a = normalize_axis(axis, x.dim());
   Tensor y = kernels::softmax_forward(x, a, log_out);

@@ -6,6 +6,7 @@
 #include "crew/tensor/kernels/broadcast.h"
 #include "crew/tensor/kernels/dnnl_context.h"
 #include "crew/tensor/kernels/dnnl_layout.h"
+#include "crew/tensor/kernels/low_precision.h"
 #include "crew/tensor/kernels/math/gelu.h"
 
 namespace crew::kernels {
@@ -37,20 +38,24 @@ struct Entry {
 
 // On a row-major tensor of numel elements (layout null), or on one in `layout` (the same
 // layout in and out: elementwise, so any layout works as it is).
-std::shared_ptr<Entry> entry(Activation kind, int64_t numel, const detail::DnnlLayout* layout) {
+// dtype: float32 or bfloat16 (a layout's desc carries its own).
+std::shared_ptr<Entry> entry(Activation kind, int64_t numel, const detail::DnnlLayout* layout, DType dtype) {
   static detail::PrimitiveCache<Entry> cache;
   // The shared DnnlLayout of a desc is one object for the process: its address names it.
-  return cache.get(str_cat(static_cast<int>(kind), ':', numel, ':', static_cast<const void*>(layout)), [&] {
-    auto e = std::make_shared<Entry>();
-    e->md = layout ? layout->desc() : detail::plain_desc({numel});
-    dnnl::eltwise_forward::desc fd(dnnl::prop_kind::forward_training, algorithm_of(kind), e->md, 0.f, 0.f);
-    e->fwd_pd = dnnl::eltwise_forward::primitive_desc(fd, detail::cpu_engine());
-    e->fwd = dnnl::eltwise_forward(e->fwd_pd);
-    dnnl::eltwise_backward::desc bd(algorithm_of(kind), e->md, e->md, 0.f, 0.f);
-    e->bwd =
-        dnnl::eltwise_backward(dnnl::eltwise_backward::primitive_desc(bd, detail::cpu_engine(), e->fwd_pd));
-    return e;
-  });
+  return cache.get(str_cat(static_cast<int>(kind), ':', numel, ':', static_cast<const void*>(layout), ':',
+                           dtype_name(dtype)),
+                   [&] {
+                     auto e = std::make_shared<Entry>();
+                     e->md = layout ? layout->desc() : detail::plain_desc({numel}, detail::dnnl_type(dtype));
+                     dnnl::eltwise_forward::desc fd(dnnl::prop_kind::forward_training, algorithm_of(kind),
+                                                    e->md, 0.f, 0.f);
+                     e->fwd_pd = dnnl::eltwise_forward::primitive_desc(fd, detail::cpu_engine());
+                     e->fwd = dnnl::eltwise_forward(e->fwd_pd);
+                     dnnl::eltwise_backward::desc bd(algorithm_of(kind), e->md, e->md, 0.f, 0.f);
+                     e->bwd = dnnl::eltwise_backward(
+                         dnnl::eltwise_backward::primitive_desc(bd, detail::cpu_engine(), e->fwd_pd));
+                     return e;
+                   });
 }
 
 // The memory of t for entry e: its bytes as they are when e works on `layout`, else t
@@ -102,7 +107,7 @@ bool uses_output_only(Activation kind) {
 }
 
 Tensor activation_forward_cpu(Activation kind, const Tensor& x) {
-  check_floating(x, "activation");
+  check_floating_or_half(x, "activation");
   const int64_t n = x.numel();
   if (x.dtype() == DType::FLOAT64 || n == 0) {
     Tensor y = Tensor::uninitialized(x.shape(), x.dtype());
@@ -114,7 +119,7 @@ Tensor activation_forward_cpu(Activation kind, const Tensor& x) {
   try {
     // A blocked input (a conv's output) stays blocked: same layout in and out.
     const detail::DnnlLayout* layout = detail::dnnl_layout_of(x);
-    auto e = entry(kind, n, layout);
+    auto e = entry(kind, n, layout, x.dtype());
     Tensor y = layout ? Tensor::with_layout(x.shape(), x.dtype(), detail::dnnl_layout(layout->desc()))
                       : Tensor::uninitialized(x.shape(), x.dtype());
     e->fwd.execute(detail::cpu_stream(),
@@ -127,7 +132,7 @@ Tensor activation_forward_cpu(Activation kind, const Tensor& x) {
 
 Tensor activation_backward_cpu(Activation kind, const Tensor& grad_y, const Tensor& x, const Tensor& y,
                                bool in_place) {
-  check_floating(grad_y, "activation backward");
+  check_floating_or_half(grad_y, "activation backward");
   CREW_CHECK(grad_y.numel() == y.numel() && grad_y.dtype() == y.dtype(), "activation backward: grad ",
              shape_str(grad_y.shape()), " does not match output ", shape_str(y.shape()));
   const bool from_output = uses_output_only(kind);
@@ -147,7 +152,7 @@ Tensor activation_backward_cpu(Activation kind, const Tensor& grad_y, const Tens
     // Blocked only when both inputs are in the same layout; otherwise both are read row-major.
     const detail::DnnlLayout* layout = detail::dnnl_layout_of(grad_y);
     if (detail::dnnl_layout_of(saved) != layout) layout = nullptr;
-    auto e = entry(kind, n, layout);
+    auto e = entry(kind, n, layout, grad_y.dtype());
     // In place (oneDNN's eltwise backward allows diff_src = diff_dst): gx is grad_y, in the
     // layout grad_y is read in (memory_of converts it to row-major first when layout is null).
     dnnl::memory diff_dst = memory_of(*e, grad_y, layout);
@@ -174,13 +179,23 @@ constinit KernelSlot<ActivationBackwardFn> activation_backward_kernel("activatio
 
 bool activation_backward_uses_output_only(Activation kind) { return uses_output_only(kind); }
 
+// bfloat16 runs on oneDNN's bf16 eltwise (in the blocked layout a bf16 conv wrote); float16,
+// and bfloat16 where oneDNN has no kernel, run through float32.
 Tensor activation_forward(Activation kind, const Tensor& x) {
+  if (is_low_precision(x.dtype()) && !dnnl_supports(x.dtype(), "activation")) {
+    return activation_forward(kind, to_float32(x)).to(x.dtype());
+  }
   return activation_forward_kernel.get(x.place().type)(kind, x);
 }
 
 Tensor activation_backward(Activation kind, const Tensor& grad_y, const Tensor& x, const Tensor& y,
                            bool in_place) {
   check_same_place("activation backward", {{"grad_y", &grad_y}, {"x", &x}, {"y", &y}});
+  check_same_dtype("activation backward", "grad_y", grad_y, "y", y);
+  if (is_low_precision(grad_y.dtype()) && !dnnl_supports(grad_y.dtype(), "activation backward")) {
+    const Tensor x32 = x.defined() ? to_float32(x) : x;
+    return activation_backward(kind, to_float32(grad_y), x32, to_float32(y), true).to(grad_y.dtype());
+  }
   return activation_backward_kernel.get(grad_y.place().type)(kind, grad_y, x, y, in_place);
 }
 

@@ -1,6 +1,7 @@
 #include "crew/tensor/kernels/broadcast.h"
 
 #include "crew/core/check.h"
+#include "crew/tensor/kernels/low_precision.h"
 
 namespace crew::kernels {
 namespace {
@@ -97,6 +98,7 @@ void binary_typed(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& y
 
 void check_floating(const Tensor& t, const char* op) {
   CREW_CHECK(t.defined(), op, ": tensor is undefined");
+  if (is_low_precision(t.dtype())) throw_no_dtype_kernel(op, t.dtype());
   CREW_CHECK(t.dtype() == DType::FLOAT32 || t.dtype() == DType::FLOAT64, op,
              ": expected a float32 or float64 tensor, got ", dtype_name(t.dtype()));
 }
@@ -183,11 +185,13 @@ constinit KernelSlot<SumToFn> sum_to_kernel("sum_to", &sum_to_cpu);
 constinit KernelSlot<AffineFn> affine_kernel("affine", &affine_cpu);
 constinit KernelSlot<AddInplaceFn> add_inplace_kernel("add_inplace", &add_inplace_cpu);
 
+// The elementwise ops below take bfloat16/float16 through float32: they are memory-bound
+// loops (a 16-bit kernel would save little) that backward's gradient sums also run.
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, const char* name) {
+  check_same_dtype(name, "a", a, "b", b);
+  if (is_low_precision(a.dtype())) return binary(op, to_float32(a), to_float32(b), name).to(a.dtype());
   check_floating(a, name);
   check_floating(b, name);
-  CREW_CHECK(a.dtype() == b.dtype(), name, ": dtypes differ (", dtype_name(a.dtype()), " vs ",
-             dtype_name(b.dtype()), ")");
   check_same_place(name, {{"a", &a}, {"b", &b}});
   const Shape out = broadcast_shapes(a.shape(), b.shape(), name);
   return binary_kernel.get(a.place().type)(op, a, b, out);
@@ -195,22 +199,31 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, const char* name) {
 
 Tensor sum_to(const Tensor& g, const Shape& shape) {
   if (g.shape() == shape) return g;
+  if (is_low_precision(g.dtype())) return sum_to(to_float32(g), shape).to(g.dtype());
   check_floating(g, "sum_to");
   broadcast_shapes(shape, g.shape(), "sum_to");
   return sum_to_kernel.get(g.place().type)(g, shape);
 }
 
 Tensor affine(const Tensor& a, double alpha, double beta) {
+  if (is_low_precision(a.dtype())) return affine(to_float32(a), alpha, beta).to(a.dtype());
   check_floating(a, "affine");
   return affine_kernel.get(a.place().type)(a, alpha, beta);
 }
 
 void add_inplace(const Tensor& dst, const Tensor& src) {
-  check_floating(dst, "add_inplace");
+  check_floating_or_half(dst, "add_inplace");
   CREW_CHECK(dst.dtype() == src.dtype() && dst.numel() == src.numel(),
              "add_inplace: ", shape_str(dst.shape()), " ", dtype_name(dst.dtype()),
              " += ", shape_str(src.shape()), " ", dtype_name(src.dtype()));
   check_same_place("add_inplace", {{"dst", &dst}, {"src", &src}});
+  if (is_low_precision(dst.dtype())) {
+    // Sum in float32, round once: a 16-bit gradient accumulates without a second rounding.
+    Tensor sum = to_float32(dst);
+    add_inplace(sum, to_float32(src));
+    Tensor(dst).copy_(sum.to(dst.dtype()));
+    return;
+  }
   add_inplace_kernel.get(dst.place().type)(dst, src);
 }
 

@@ -4,6 +4,7 @@
 #include "crew/core/env.h"
 #include "crew/tensor/kernels/dnnl_context.h"
 #include "crew/tensor/kernels/dnnl_layout.h"
+#include "crew/tensor/kernels/low_precision.h"
 
 namespace crew::kernels {
 namespace {
@@ -14,12 +15,14 @@ using dnnl::memory;
 // Everything that identifies one convolution configuration.
 struct ConvGeometry {
   memory::dims src, weights, bias, dst, strides, dilates, pad_l, pad_r;
+  memory::data_type dt = memory::data_type::f32;  // of every operand, bias included
   std::string key;
 };
 
-ConvGeometry geometry(const Shape& x, const Shape& w, const Conv2dParams& p) {
+ConvGeometry geometry(const Shape& x, const Shape& w, const Conv2dParams& p, DType dtype) {
   const Shape y = conv2d_output_shape(x, w, p);
   ConvGeometry g;
+  g.dt = detail::dnnl_type(dtype);
   g.src = detail::to_dims(x);
   g.dst = detail::to_dims(y);
   if (p.groups == 1) {
@@ -39,7 +42,7 @@ ConvGeometry geometry(const Shape& x, const Shape& w, const Conv2dParams& p) {
     g.pad_r.push_back(r < 0 ? 0 : r);
   }
   g.key = str_cat(shape_str(x), shape_str(w), p.stride[0], ',', p.stride[1], ',', p.padding[0], ',',
-                  p.padding[1], ',', p.dilation[0], ',', p.dilation[1], ',', p.groups);
+                  p.padding[1], ',', p.dilation[0], ',', p.dilation[1], ',', p.groups, dtype_name(dtype));
   return g;
 }
 
@@ -62,16 +65,16 @@ bool plain_weight_grad_for_few_channels() {
 
 enum class Pass { FORWARD, BACKWARD_DATA, BACKWARD_WEIGHTS };
 
-memory::desc wanted_desc(const memory::dims& dims, Pass pass, int64_t in_channels) {
-  if (plain_only()) return detail::plain_desc(dims);
+memory::desc wanted_desc(const memory::dims& dims, Pass pass, int64_t in_channels, memory::data_type dt) {
+  if (plain_only()) return detail::plain_desc(dims, dt);
   if (pass == Pass::BACKWARD_WEIGHTS && in_channels < 8 && plain_weight_grad_for_few_channels()) {
-    return detail::plain_desc(dims);
+    return detail::plain_desc(dims, dt);
   }
-  return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
+  return memory::desc(dims, dt, memory::format_tag::any);
 }
 
-memory::desc weights_any(const memory::dims& dims) {
-  return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
+memory::desc weights_any(const memory::dims& dims, memory::data_type dt) {
+  return memory::desc(dims, dt, memory::format_tag::any);
 }
 
 struct ForwardEntry {
@@ -82,16 +85,16 @@ struct ForwardEntry {
 
 std::shared_ptr<ForwardEntry> build_forward(const ConvGeometry& g, bool with_bias) {
   auto e = std::make_shared<ForwardEntry>();
-  memory::desc bias_md = with_bias ? detail::plain_desc(g.bias) : memory::desc();
-  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                    wanted_desc(g.src, Pass::FORWARD, g.src[1]), weights_any(g.weights),
-                                    bias_md, wanted_desc(g.dst, Pass::FORWARD, g.src[1]), g.strides,
-                                    g.dilates, g.pad_l, g.pad_r);
+  memory::desc bias_md = with_bias ? detail::plain_desc(g.bias, g.dt) : memory::desc();
+  dnnl::convolution_forward::desc d(
+      dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+      wanted_desc(g.src, Pass::FORWARD, g.src[1], g.dt), weights_any(g.weights, g.dt), bias_md,
+      wanted_desc(g.dst, Pass::FORWARD, g.src[1], g.dt), g.strides, g.dilates, g.pad_l, g.pad_r);
   e->pd = dnnl::convolution_forward::primitive_desc(d, detail::cpu_engine());
   e->prim = dnnl::convolution_forward(e->pd);
-  e->src = LayoutBridge(detail::plain_desc(g.src), e->pd.src_desc());
-  e->weights = LayoutBridge(detail::plain_desc(g.weights), e->pd.weights_desc());
-  e->dst = LayoutBridge(detail::plain_desc(g.dst), e->pd.dst_desc());
+  e->src = LayoutBridge(detail::plain_desc(g.src, g.dt), e->pd.src_desc());
+  e->weights = LayoutBridge(detail::plain_desc(g.weights, g.dt), e->pd.weights_desc());
+  e->dst = LayoutBridge(detail::plain_desc(g.dst, g.dt), e->pd.dst_desc());
   return e;
 }
 
@@ -130,14 +133,14 @@ std::shared_ptr<BackwardDataEntry> bwd_data_entry(const ConvGeometry& g) {
     auto fwd = forward_entry(g, false);
     auto b = std::make_shared<BackwardDataEntry>();
     dnnl::convolution_backward_data::desc d(
-        dnnl::algorithm::convolution_direct, wanted_desc(g.src, Pass::BACKWARD_DATA, g.src[1]),
-        weights_any(g.weights), wanted_desc(g.dst, Pass::BACKWARD_DATA, g.src[1]), g.strides, g.dilates,
-        g.pad_l, g.pad_r);
+        dnnl::algorithm::convolution_direct, wanted_desc(g.src, Pass::BACKWARD_DATA, g.src[1], g.dt),
+        weights_any(g.weights, g.dt), wanted_desc(g.dst, Pass::BACKWARD_DATA, g.src[1], g.dt), g.strides,
+        g.dilates, g.pad_l, g.pad_r);
     dnnl::convolution_backward_data::primitive_desc pd(d, detail::cpu_engine(), fwd->pd);
     b->prim = dnnl::convolution_backward_data(pd);
-    b->diff_src = LayoutBridge(detail::plain_desc(g.src), pd.diff_src_desc());
-    b->weights = LayoutBridge(detail::plain_desc(g.weights), pd.weights_desc());
-    b->diff_dst = LayoutBridge(detail::plain_desc(g.dst), pd.diff_dst_desc());
+    b->diff_src = LayoutBridge(detail::plain_desc(g.src, g.dt), pd.diff_src_desc());
+    b->weights = LayoutBridge(detail::plain_desc(g.weights, g.dt), pd.weights_desc());
+    b->diff_dst = LayoutBridge(detail::plain_desc(g.dst, g.dt), pd.diff_dst_desc());
     return b;
   });
 }
@@ -146,24 +149,31 @@ std::shared_ptr<BackwardWeightsEntry> bwd_weights_entry(const ConvGeometry& g, b
   return bwd_weights_cache().get(str_cat("bwd_w", with_bias, g.key), [&] {
     auto fwd = forward_entry(g, with_bias);
     auto b = std::make_shared<BackwardWeightsEntry>();
-    memory::desc bias_md = with_bias ? detail::plain_desc(g.bias) : memory::desc();
+    memory::desc bias_md = with_bias ? detail::plain_desc(g.bias, g.dt) : memory::desc();
     dnnl::convolution_backward_weights::desc d(
-        dnnl::algorithm::convolution_direct, wanted_desc(g.src, Pass::BACKWARD_WEIGHTS, g.src[1]),
-        weights_any(g.weights), bias_md, wanted_desc(g.dst, Pass::BACKWARD_WEIGHTS, g.src[1]), g.strides,
-        g.dilates, g.pad_l, g.pad_r);
+        dnnl::algorithm::convolution_direct, wanted_desc(g.src, Pass::BACKWARD_WEIGHTS, g.src[1], g.dt),
+        weights_any(g.weights, g.dt), bias_md, wanted_desc(g.dst, Pass::BACKWARD_WEIGHTS, g.src[1], g.dt),
+        g.strides, g.dilates, g.pad_l, g.pad_r);
     dnnl::convolution_backward_weights::primitive_desc pd(d, detail::cpu_engine(), fwd->pd);
     b->prim = dnnl::convolution_backward_weights(pd);
-    b->src = LayoutBridge(detail::plain_desc(g.src), pd.src_desc());
-    b->diff_weights = LayoutBridge(detail::plain_desc(g.weights), pd.diff_weights_desc());
-    b->diff_dst = LayoutBridge(detail::plain_desc(g.dst), pd.diff_dst_desc());
+    b->src = LayoutBridge(detail::plain_desc(g.src, g.dt), pd.src_desc());
+    b->diff_weights = LayoutBridge(detail::plain_desc(g.weights, g.dt), pd.diff_weights_desc());
+    b->diff_dst = LayoutBridge(detail::plain_desc(g.dst, g.dt), pd.diff_dst_desc());
     b->with_bias = with_bias;
     return b;
   });
 }
 
-void check_f32(const Tensor& t, const char* op, const char* what) {
-  CREW_CHECK(t.dtype() == DType::FLOAT32, op, ": ", what, " must be float32, got ", dtype_name(t.dtype()));
+// conv2d runs float32, bfloat16 and float16 (all operands of one dtype).
+void check_dtype(const Tensor& t, DType dtype, const char* op, const char* what) {
+  CREW_CHECK_T(DTypeError, t.dtype() == DType::FLOAT32 || is_low_precision(t.dtype()), op, ": ", what,
+               " must be float32, bfloat16 or float16, got ", dtype_name(t.dtype()));
+  CREW_CHECK_T(DTypeError, t.dtype() == dtype, op, ": ", what, " is ", dtype_name(t.dtype()), ", expected ",
+               dtype_name(dtype), " as the other operands");
 }
+
+// Whether a 16-bit convolution must run as float32 (no oneDNN kernel for its dtype here).
+bool via_float32(DType dtype, const char* op) { return is_low_precision(dtype) && !dnnl_supports(dtype, op); }
 
 }  // namespace
 
@@ -197,7 +207,7 @@ struct Conv2dSaved {
 namespace {
 
 void check_bias(const Tensor& bias, const Tensor& weight) {
-  check_f32(bias, "conv2d", "bias");
+  check_dtype(bias, weight.dtype(), "conv2d", "bias");
   CREW_CHECK(bias.numel() == weight.size(0), "conv2d: bias has ", bias.numel(), " elements, expected ",
              weight.size(0));
 }
@@ -208,11 +218,15 @@ namespace {
 
 Tensor conv2d_forward_cpu(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p,
                           std::shared_ptr<const Conv2dSaved>* saved) {
-  check_f32(x, "conv2d", "input");
-  check_f32(weight, "conv2d", "weight");
-  const ConvGeometry g = geometry(x.shape(), weight.shape(), p);
+  check_dtype(x, x.dtype(), "conv2d", "input");
+  check_dtype(weight, x.dtype(), "conv2d", "weight");
   const bool with_bias = bias.defined();
   if (with_bias) check_bias(bias, weight);
+  if (via_float32(x.dtype(), "conv2d")) {
+    const Tensor b = with_bias ? to_float32(bias) : bias;
+    return conv2d_forward_cpu(to_float32(x), to_float32(weight), b, p, saved).to(x.dtype());
+  }
+  const ConvGeometry g = geometry(x.shape(), weight.shape(), p, x.dtype());
   Tensor y;
   try {
     auto e = forward_entry(g, with_bias);
@@ -224,7 +238,7 @@ Tensor conv2d_forward_cpu(const Tensor& x, const Tensor& weight, const Tensor& b
     dnnl::memory w = detail::bridge_input(e->weights, weight);
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, detail::output_memory(e->dst, y)}};
-    if (with_bias) args.emplace(DNNL_ARG_BIAS, detail::as_memory(bias, detail::plain_desc(g.bias)));
+    if (with_bias) args.emplace(DNNL_ARG_BIAS, detail::as_memory(bias, detail::plain_desc(g.bias, g.dt)));
     e->prim.execute(detail::cpu_stream(), args);
     if (saved != nullptr) {
       auto keep = std::make_shared<Conv2dSaved>();
@@ -254,20 +268,51 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward_cpu(const Tensor& grad_y, con
                                                        const Tensor& weight, const Shape& x_shape,
                                                        const Conv2dParams& p, Conv2dNeeds needs,
                                                        const std::shared_ptr<const Conv2dSaved>& saved,
+                                                       const Tensor& into_weight, const Tensor& into_bias);
+
+// The 16-bit backward pass where oneDNN has no kernel for the dtype: float32 on converted
+// operands, the gradients rounded once (into the caller's outputs when given).
+std::tuple<Tensor, Tensor, Tensor> conv2d_backward_via_float32(const Tensor& grad_y, const Tensor& x,
+                                                               const Tensor& weight, const Shape& x_shape,
+                                                               const Conv2dParams& p, Conv2dNeeds needs,
+                                                               const Tensor& into_weight,
+                                                               const Tensor& into_bias) {
+  const DType dtype = grad_y.dtype();
+  auto f32 = [](const Tensor& t) { return t.defined() ? to_float32(t) : t; };
+  auto [gx, gw, gb] = conv2d_backward_cpu(f32(grad_y), f32(x), f32(weight), x_shape, p, needs, nullptr,
+                                          f32(into_weight), f32(into_bias));
+  auto back = [&](const Tensor& t, const Tensor& into) {
+    if (!t.defined()) return t;
+    if (!into.defined()) return t.to(dtype);
+    Tensor(into).copy_(t.to(dtype));
+    return into;
+  };
+  return {back(gx, Tensor()), back(gw, into_weight), back(gb, into_bias)};
+}
+
+std::tuple<Tensor, Tensor, Tensor> conv2d_backward_cpu(const Tensor& grad_y, const Tensor& x,
+                                                       const Tensor& weight, const Shape& x_shape,
+                                                       const Conv2dParams& p, Conv2dNeeds needs,
+                                                       const std::shared_ptr<const Conv2dSaved>& saved,
                                                        const Tensor& into_weight, const Tensor& into_bias) {
   const bool into = into_weight.defined();
-  check_f32(grad_y, "conv2d backward", "grad_output");
+  const DType dtype = grad_y.dtype();
+  check_dtype(grad_y, dtype, "conv2d backward", "grad_output");
+  if (via_float32(dtype, "conv2d backward")) {
+    return conv2d_backward_via_float32(grad_y, x, weight, x_shape, p, needs, into_weight, into_bias);
+  }
   Conv2dGrads r;
-  if (needs.data) check_f32(weight, "conv2d backward", "weight");
+  if (needs.data) check_dtype(weight, dtype, "conv2d backward", "weight");
   if (needs.weights) {
-    check_f32(x, "conv2d backward", "input");
+    check_dtype(x, dtype, "conv2d backward", "input");
     CREW_CHECK(x.shape() == x_shape, "conv2d backward: input ", shape_str(x.shape()), " does not match ",
                shape_str(x_shape));
-    r.grad_weight = into ? into_weight : Tensor::uninitialized(weight.shape());
-    r.grad_bias = into ? into_bias : needs.bias ? Tensor::uninitialized({weight.size(0)}) : Tensor();
+    if (into) check_dtype(into_weight, dtype, "conv2d backward", "grad_weight");
+    r.grad_weight = into ? into_weight : Tensor::uninitialized(weight.shape(), dtype);
+    r.grad_bias = into ? into_bias : needs.bias ? Tensor::uninitialized({weight.size(0)}, dtype) : Tensor();
   }
   const Shape& w_shape = needs.weights ? r.grad_weight.shape() : weight.shape();
-  const ConvGeometry g = geometry(x_shape, w_shape, p);
+  const ConvGeometry g = geometry(x_shape, w_shape, p, dtype);
   CREW_CHECK(grad_y.shape() == conv2d_output_shape(x_shape, w_shape, p),
              "conv2d backward: grad_output shape ", shape_str(grad_y.shape()), " does not match the output");
   try {
@@ -284,7 +329,7 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward_cpu(const Tensor& grad_y, con
       std::unordered_map<int, dnnl::memory> args{
           {DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dd_w}, {DNNL_ARG_DIFF_WEIGHTS, dw}};
       if (with_bias)
-        args.emplace(DNNL_ARG_DIFF_BIAS, detail::as_memory(r.grad_bias, detail::plain_desc(g.bias)));
+        args.emplace(DNNL_ARG_DIFF_BIAS, detail::as_memory(r.grad_bias, detail::plain_desc(g.bias, g.dt)));
       ew->prim.execute(detail::cpu_stream(), args);
       detail::bridge_output(ew->diff_weights, dw, r.grad_weight);
     }

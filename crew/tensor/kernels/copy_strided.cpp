@@ -44,7 +44,7 @@ Tensor permute_cpu(const Tensor& x, const std::vector<int64_t>& perm) {
     if (x.numel() > 0) y.copy_(x);
     return y;
   }
-  dispatch_dtype(x.dtype(), [&](auto tag) {
+  dispatch_storage_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     permute_copy(x.data<T>(), y.data<T>(), x.shape(), out, perm);
   });

@@ -26,17 +26,38 @@ dnnl::stream& cpu_stream() {
 
 dnnl::memory::dims to_dims(const Shape& shape) { return dnnl::memory::dims(shape.begin(), shape.end()); }
 
-dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims) {
+dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims, dnnl::memory::data_type dt) {
   using tag = dnnl::memory::format_tag;
   // The plain (row-major) tag of each rank, 1 to 5.
   static constexpr tag kPlainTags[] = {tag::x, tag::nc, tag::ncw, tag::nchw, tag::goihw};
   CREW_CHECK(dims.size() >= 1 && dims.size() <= std::size(kPlainTags), "oneDNN: unsupported rank ",
              dims.size());
-  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, kPlainTags[dims.size() - 1]);
+  return dnnl::memory::desc(dims, dt, kPlainTags[dims.size() - 1]);
+}
+
+dnnl::memory::data_type dnnl_type(DType dtype) {
+  switch (dtype) {
+    case DType::FLOAT32:
+      return dnnl::memory::data_type::f32;
+    case DType::BFLOAT16:
+      return dnnl::memory::data_type::bf16;
+    case DType::FLOAT16:
+      return dnnl::memory::data_type::f16;
+    default:
+      CREW_THROW(DTypeError, "oneDNN kernels take float32, bfloat16 or float16, got ", dtype_name(dtype));
+  }
+}
+
+DType crew_dtype(dnnl::memory::data_type dt) {
+  if (dt == dnnl::memory::data_type::bf16) return DType::BFLOAT16;
+  if (dt == dnnl::memory::data_type::f16) return DType::FLOAT16;
+  CREW_INTERNAL_ASSERT(dt == dnnl::memory::data_type::f32, "unexpected oneDNN data type");
+  return DType::FLOAT32;
 }
 
 dnnl::memory as_memory(const Tensor& t, const dnnl::memory::desc& desc) {
-  CREW_CHECK(t.dtype() == DType::FLOAT32, "oneDNN kernels need float32, got ", dtype_name(t.dtype()));
+  CREW_CHECK_T(DTypeError, dnnl_type(t.dtype()) == desc.data_type(), "oneDNN kernel: expected ",
+               dtype_name(crew_dtype(desc.data_type())), ", got ", dtype_name(t.dtype()));
   CREW_INTERNAL_ASSERT(desc.get_size() <= t.nbytes() || t.nbytes() == 0);
   return dnnl::memory(desc, cpu_engine(), t.raw_data());
 }

@@ -18,9 +18,14 @@ dnnl::engine& cpu_engine();
 dnnl::stream& cpu_stream();
 
 dnnl::memory::dims to_dims(const Shape& shape);
-// A plain (row-major) f32 descriptor: nchw for 4-d, nc for 2-d, x for 1-d, goihw for 5-d.
-dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims);
-// A dnnl::memory over t's data (t must be float32 and have dims' element count).
+// A plain (row-major) descriptor: nchw for 4-d, nc for 2-d, x for 1-d, goihw for 5-d.
+dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims,
+                              dnnl::memory::data_type dt = dnnl::memory::data_type::f32);
+// oneDNN's data type of a floating dtype (f32, bf16, f16); ValueError for the others.
+dnnl::memory::data_type dnnl_type(DType dtype);
+// The crew dtype of a oneDNN data type (f32, bf16, f16).
+DType crew_dtype(dnnl::memory::data_type dt);
+// A dnnl::memory over t's data (t's dtype must be desc's data type, and have dims' element count).
 dnnl::memory as_memory(const Tensor& t, const dnnl::memory::desc& desc);
 
 // Thread-safe map from a config key ("conv_fwd|1,32,28,28|...") to a built entry. Entries

@@ -9,7 +9,7 @@ namespace crew::kernels::detail {
 
 DnnlLayout::DnnlLayout(const dnnl::memory::desc& blocked)
     : blocked_(blocked),
-      plain_(plain_desc(blocked.dims())),
+      plain_(plain_desc(blocked.dims(), blocked.data_type())),
       reorder_(dnnl::reorder::primitive_desc(cpu_engine(), blocked_, cpu_engine(), plain_)) {
   CREW_INTERNAL_ASSERT(blocked_ != plain_);
 }
@@ -52,8 +52,9 @@ dnnl::memory input_memory(const LayoutBridge& bridge, const Tensor& t) {
 }
 
 Tensor output_tensor(const LayoutBridge& bridge, const Shape& shape) {
-  if (!bridge.needed) return Tensor::uninitialized(shape);
-  return Tensor::with_layout(shape, DType::FLOAT32, dnnl_layout(bridge.wanted));
+  const DType dtype = crew_dtype(bridge.wanted.data_type());
+  if (!bridge.needed) return Tensor::uninitialized(shape, dtype);
+  return Tensor::with_layout(shape, dtype, dnnl_layout(bridge.wanted));
 }
 
 dnnl::memory output_memory(const LayoutBridge& bridge, const Tensor& out) {

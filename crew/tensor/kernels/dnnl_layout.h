@@ -30,7 +30,7 @@ class DnnlLayout final : public OpaqueLayout {
   dnnl::reorder reorder_;
 };
 
-// The one shared DnnlLayout of `blocked` (a float32 desc that is not row-major).
+// The one shared DnnlLayout of `blocked` (a desc that is not row-major).
 std::shared_ptr<const DnnlLayout> dnnl_layout(const dnnl::memory::desc& blocked);
 // The DnnlLayout t's data is in, or null (row-major, or another kind of layout).
 const DnnlLayout* dnnl_layout_of(const Tensor& t);

@@ -20,6 +20,10 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double al
 // y[M, N] = x[M, K] w[K, N] + bias[N], float32, all row-major; bias may be null. One oneDNN
 // matmul with the bias fused (no pass that writes the bias rows first). In matmul.cpp.
 void linear_f32(int64_t m, int64_t k, int64_t n, const float* x, const float* w, const float* bias, float* y);
+// linear_f32 for float32, bfloat16 or float16 operands (all of `dtype`; oneDNN accumulates
+// 16-bit products in float32). In matmul.cpp.
+void linear_dnnl(int64_t m, int64_t k, int64_t n, const void* x, const void* w, const void* bias, void* y,
+                 DType dtype);
 
 // A float32 operand of matmul_views: dims [batch..., rows, cols] with element strides over a
 // buffer, so that e.g. [B, T, H, D] data is read or written as [B, H, T, D] (or transposed)

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "crew/tensor/kernels/gemm.h"
+#include "crew/tensor/kernels/low_precision.h"
 
 namespace crew::kernels {
 namespace {
@@ -49,7 +50,46 @@ std::vector<Tensor> linear_backward_typed(const Tensor& g, const Tensor& x, cons
   return grads;
 }
 
+Tensor linear_forward_cpu(const Tensor& x, const Tensor& weight, const Tensor& bias);
+
+// bfloat16/float16: one oneDNN matmul with the bias fused, or float32 on converted operands.
+Tensor linear_forward_half(const Tensor& x, const Tensor& w, const Tensor& b) {
+  const int64_t in = w.size(0), out = w.size(1), m = x.numel() / std::max<int64_t>(in, 1);
+  if (!dnnl_supports(x.dtype(), "linear") || m == 0 || in == 0 || out == 0) {
+    return linear_forward_cpu(to_float32(x), to_float32(w), b.defined() ? to_float32(b) : b).to(x.dtype());
+  }
+  Shape out_shape = x.shape();
+  out_shape.back() = out;
+  Tensor y = Tensor::uninitialized(out_shape, x.dtype());
+  linear_dnnl(m, in, out, x.raw_data("linear"), w.raw_data("linear"),
+              b.defined() ? b.raw_data("linear") : nullptr, y.raw_data("linear"), x.dtype());
+  return y;
+}
+
+// bfloat16/float16 gradients: the two products on matmul's 16-bit kernel, the bias sum in
+// float32 rounded once.
+std::vector<Tensor> linear_backward_half(const Tensor& g, const Tensor& x, const Tensor& w,
+                                         LinearNeeds needs) {
+  const int64_t in = w.size(0), out = w.size(1), m = x.numel() / std::max<int64_t>(in, 1);
+  const Tensor g2 = g.view({m, out});
+  std::vector<Tensor> grads(3);
+  if (needs.x) grads[0] = matmul(g2, w, false, true).view(x.shape());
+  if (needs.weight) grads[1] = matmul(x.view({m, in}), g2, true, false);
+  if (needs.bias) {
+    const Tensor g32 = to_float32(g2);
+    Tensor db = Tensor::zeros({out});
+    const float* gp = g32.data<float>();
+    float* dp = db.data<float>();
+    for (int64_t r = 0; r < m; ++r) {
+      for (int64_t j = 0; j < out; ++j) dp[j] += gp[r * out + j];
+    }
+    grads[2] = db.to(w.dtype());
+  }
+  return grads;
+}
+
 Tensor linear_forward_cpu(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (is_low_precision(x.dtype())) return linear_forward_half(x, weight, bias);
   const int64_t m = x.numel() / weight.size(0);
   Shape out_shape = x.shape();
   out_shape.back() = weight.size(1);
@@ -64,6 +104,7 @@ Tensor linear_forward_cpu(const Tensor& x, const Tensor& weight, const Tensor& b
 
 std::vector<Tensor> linear_backward_cpu(const Tensor& g, const Tensor& x, const Tensor& weight,
                                         LinearNeeds needs) {
+  if (is_low_precision(g.dtype())) return linear_backward_half(g, x, weight, needs);
   const int64_t m = x.numel() / weight.size(0);
   if (g.dtype() == DType::FLOAT32) return linear_backward_typed<float>(g, x, weight, m, needs);
   return linear_backward_typed<double>(g, x, weight, m, needs);

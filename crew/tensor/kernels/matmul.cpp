@@ -5,6 +5,7 @@
 #include "crew/tensor/kernels/broadcast.h"
 #include "crew/tensor/kernels/dnnl_context.h"
 #include "crew/tensor/kernels/gemm.h"
+#include "crew/tensor/kernels/low_precision.h"
 
 namespace crew::kernels {
 namespace {
@@ -25,10 +26,8 @@ Shape padded_batch(const Tensor& t, size_t rank) {
 }
 
 MatmulPlan plan_matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
-  check_floating(a, "matmul");
-  check_floating(b, "matmul");
-  CREW_CHECK(a.dtype() == b.dtype(), "matmul: dtypes differ (", dtype_name(a.dtype()), " vs ",
-             dtype_name(b.dtype()), ")");
+  check_floating_or_half(a, "matmul");
+  check_same_dtype("matmul", "a", a, "b", b);
   CREW_CHECK(a.dim() >= 2 && b.dim() >= 2, "matmul: expected tensors of at least 2 dims, got ",
              shape_str(a.shape()), " and ", shape_str(b.shape()));
   MatmulPlan p;
@@ -75,7 +74,7 @@ void matmul_loop(const MatmulPlan& p, bool ta, bool tb, const T* ap, const T* bp
 // A strided descriptor of an input viewed as [batch..., rows, cols] (transposed in the
 // strides when `trans`), stored as [batch..., stored_rows, stored_cols].
 dnnl::memory::desc operand_desc(const Shape& batch, int64_t rows, int64_t cols, int64_t stored_cols,
-                                bool trans) {
+                                bool trans, dnnl::memory::data_type dt) {
   dnnl::memory::dims dims(batch.begin(), batch.end()), strides(batch.size());
   dims.push_back(rows);
   dims.push_back(cols);
@@ -86,7 +85,7 @@ dnnl::memory::desc operand_desc(const Shape& batch, int64_t rows, int64_t cols, 
   }
   strides.push_back(trans ? 1 : stored_cols);
   strides.push_back(trans ? stored_cols : 1);
-  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+  return dnnl::memory::desc(dims, dt, strides);
 }
 
 struct MatmulEntry {
@@ -96,13 +95,14 @@ struct MatmulEntry {
 
 void matmul_dnnl(const MatmulPlan& p, bool ta, bool tb, const Tensor& a, const Tensor& b, const Tensor& c) {
   static detail::PrimitiveCache<MatmulEntry> cache;
-  const std::string key =
-      str_cat(shape_str(p.a_batch), shape_str(p.b_batch), p.m, ',', p.n, ',', p.k, ',', ta, tb);
+  const dnnl::memory::data_type dt = detail::dnnl_type(a.dtype());
+  const std::string key = str_cat(shape_str(p.a_batch), shape_str(p.b_batch), p.m, ',', p.n, ',', p.k, ',',
+                                  ta, tb, ',', dtype_name(a.dtype()));
   auto e = cache.get(key, [&] {
     auto entry = std::make_shared<MatmulEntry>();
-    entry->a_md = operand_desc(p.a_batch, p.m, p.k, p.ac, ta);
-    entry->b_md = operand_desc(p.b_batch, p.k, p.n, p.bc, tb);
-    entry->c_md = operand_desc(p.batch, p.m, p.n, p.n, false);
+    entry->a_md = operand_desc(p.a_batch, p.m, p.k, p.ac, ta, dt);
+    entry->b_md = operand_desc(p.b_batch, p.k, p.n, p.bc, tb, dt);
+    entry->c_md = operand_desc(p.batch, p.m, p.n, p.n, false, dt);
     dnnl::matmul::desc d(entry->a_md, entry->b_md, entry->c_md);
     entry->prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, detail::cpu_engine()));
     return entry;
@@ -119,24 +119,24 @@ struct LinearEntry {
 
 }  // namespace
 
-void linear_f32(int64_t m, int64_t k, int64_t n, const float* x, const float* w, const float* bias,
-                float* y) {
+void linear_dnnl(int64_t m, int64_t k, int64_t n, const void* x, const void* w, const void* bias, void* y,
+                 DType dtype) {
   static detail::PrimitiveCache<LinearEntry> cache;
   using tag = dnnl::memory::format_tag;
-  constexpr auto f32 = dnnl::memory::data_type::f32;
+  const dnnl::memory::data_type dt = detail::dnnl_type(dtype);
   try {
-    auto e = cache.get(str_cat("linear", m, ',', k, ',', n, ',', bias != nullptr), [&] {
+    auto e = cache.get(str_cat("linear", m, ',', k, ',', n, ',', bias != nullptr, dtype_name(dtype)), [&] {
       auto entry = std::make_shared<LinearEntry>();
-      entry->x_md = dnnl::memory::desc({m, k}, f32, tag::ab);
-      entry->w_md = dnnl::memory::desc({k, n}, f32, tag::ab);
-      entry->y_md = dnnl::memory::desc({m, n}, f32, tag::ab);
-      if (bias != nullptr) entry->b_md = dnnl::memory::desc({1, n}, f32, tag::ab);
+      entry->x_md = dnnl::memory::desc({m, k}, dt, tag::ab);
+      entry->w_md = dnnl::memory::desc({k, n}, dt, tag::ab);
+      entry->y_md = dnnl::memory::desc({m, n}, dt, tag::ab);
+      if (bias != nullptr) entry->b_md = dnnl::memory::desc({1, n}, dt, tag::ab);
       dnnl::matmul::desc d(entry->x_md, entry->w_md, entry->b_md, entry->y_md);
       entry->prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, detail::cpu_engine()));
       return entry;
     });
-    auto mem = [](const dnnl::memory::desc& md, const float* p) {
-      return dnnl::memory(md, detail::cpu_engine(), const_cast<float*>(p));
+    auto mem = [](const dnnl::memory::desc& md, const void* p) {
+      return dnnl::memory(md, detail::cpu_engine(), const_cast<void*>(p));
     };
     std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, mem(e->x_md, x)},
                                                {DNNL_ARG_WEIGHTS, mem(e->w_md, w)},
@@ -146,6 +146,11 @@ void linear_f32(int64_t m, int64_t k, int64_t n, const float* x, const float* w,
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl("linear", err);
   }
+}
+
+void linear_f32(int64_t m, int64_t k, int64_t n, const float* x, const float* w, const float* bias,
+                float* y) {
+  linear_dnnl(m, k, n, x, w, bias, y, DType::FLOAT32);
 }
 
 void matmul_views(const MatrixView& a, const MatrixView& b, const MatrixView& c, float alpha) {
@@ -181,6 +186,27 @@ void matmul_views(const MatrixView& a, const MatrixView& b, const MatrixView& c,
 
 namespace {
 
+Tensor matmul_cpu(const Tensor& a, const Tensor& b, bool ta, bool tb);
+
+// bfloat16/float16: one oneDNN matmul (float32 accumulation) over the strided views, or the
+// float32 kernel on converted operands where oneDNN has no kernel for the dtype.
+Tensor matmul_low_precision(const MatmulPlan& p, const Tensor& a, const Tensor& b, bool ta, bool tb,
+                            Tensor c) {
+  if (!dnnl_supports(a.dtype(), "matmul") || p.batch.size() + 2 > DNNL_MAX_NDIMS) {
+    return matmul_cpu(to_float32(a), to_float32(b), ta, tb).to(a.dtype());
+  }
+  if (p.k == 0) {
+    c.fill_(0.0);
+    return c;
+  }
+  try {
+    matmul_dnnl(p, ta, tb, a, b, c);
+  } catch (const dnnl::error& err) {
+    detail::rethrow_dnnl("matmul", err);
+  }
+  return c;
+}
+
 Tensor matmul_cpu(const Tensor& a, const Tensor& b, bool ta, bool tb) {
   const MatmulPlan p = plan_matmul(a, b, ta, tb);
   Shape out = p.batch;
@@ -188,6 +214,7 @@ Tensor matmul_cpu(const Tensor& a, const Tensor& b, bool ta, bool tb) {
   out.push_back(p.n);
   Tensor c = Tensor::uninitialized(out, a.dtype());
   if (c.numel() == 0) return c;
+  if (is_low_precision(a.dtype())) return matmul_low_precision(p, a, b, ta, tb, c);
   // b 2-d and a untransposed: a's batch rows are one [batch * M, K] matrix.
   const bool fold = b.dim() == 2 && !ta;
   const bool dnnl_batched = !fold && a.dtype() == DType::FLOAT32 && p.batch_count() > 1 && p.k > 0 &&

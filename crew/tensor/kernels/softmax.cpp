@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "crew/tensor/kernels/low_precision.h"
+
 namespace crew::kernels {
 namespace {
 
@@ -71,12 +73,18 @@ Tensor softmax_backward_cpu(const Tensor& g, const Tensor& y, int64_t axis, bool
 constinit KernelSlot<SoftmaxForwardFn> softmax_forward_kernel("softmax_forward", &softmax_forward_cpu);
 constinit KernelSlot<SoftmaxBackwardFn> softmax_backward_kernel("softmax_backward", &softmax_backward_cpu);
 
+// bfloat16/float16 through float32: the row statistics need float32 anyway.
 Tensor softmax_forward(const Tensor& x, int64_t axis, bool log_out) {
+  if (is_low_precision(x.dtype())) return softmax_forward(to_float32(x), axis, log_out).to(x.dtype());
   return softmax_forward_kernel.get(x.place().type)(x, axis, log_out);
 }
 
 Tensor softmax_backward(const Tensor& grad_y, const Tensor& y, int64_t axis, bool log_out) {
   check_same_place("softmax backward", {{"grad_y", &grad_y}, {"y", &y}});
+  if (is_low_precision(grad_y.dtype())) {
+    check_same_dtype("softmax backward", "grad_y", grad_y, "y", y);
+    return softmax_backward(to_float32(grad_y), to_float32(y), axis, log_out).to(grad_y.dtype());
+  }
   return softmax_backward_kernel.get(y.place().type)(grad_y, y, axis, log_out);
 }
 

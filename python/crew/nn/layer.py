@@ -154,11 +154,12 @@ class Layer:
             for t in tensors:
                 _C._move_tensor_(t, device)
         if dtype is not None:
-            want = _C.dtype.__members__[dtype] if isinstance(dtype, str) else dtype
-            if want not in (_C.dtype.float32, _C.dtype.float64):
+            floats = (_C.dtype.float32, _C.dtype.float64, _C.dtype.bfloat16, _C.dtype.float16)
+            want = _C.dtype.__members__.get(dtype) if isinstance(dtype, str) else dtype
+            if want not in floats:
                 raise ValueError(f"Layer.to: dtype must be a floating-point type, got {dtype}")
             for t in tensors:
-                if t.dtype in (_C.dtype.float32, _C.dtype.float64) and t.dtype != want:
+                if t.dtype in floats and t.dtype != want:
                     _C._convert_tensor_(t, want)
         return self
 
