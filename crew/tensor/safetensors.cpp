@@ -183,6 +183,8 @@ const char* safetensors_dtype(DType dtype) {
       return "I64";
     case DType::UINT8:
       return "U8";
+    case DType::BOOL:
+      return "BOOL";
   }
   CREW_THROW(ValueError, "safetensors_dtype: unknown dtype ", static_cast<int>(dtype));
 }
@@ -193,7 +195,8 @@ DType parse_safetensors_dtype(const std::string& code) {
   if (code == "I32") return DType::INT32;
   if (code == "I64") return DType::INT64;
   if (code == "U8") return DType::UINT8;
-  CREW_THROW(ValueError, "unsupported safetensors dtype '", code, "' (crew reads F32, F64, I32, I64, U8)");
+  if (code == "BOOL") return DType::BOOL;
+  CREW_THROW(ValueError, "unsupported safetensors dtype '", code, "' (crew reads F32, F64, I32, I64, U8, BOOL)");
 }
 
 namespace {
