@@ -148,6 +148,7 @@ void index_put_(const Tensor& x, const std::vector<TensorIndex>& key, const Tens
     positions = index(all.view(x.shape()), key);
   }
   Tensor v = value.dtype() == x.dtype() ? value : value.to(x.dtype());
+  if (v.place() != x.place()) v = v.to(x.place());  // a host scalar written into device memory
   if (v.shape() != positions.shape()) v = kernels::expand(v, positions.shape());
   kernels::put_(x, positions.view({positions.numel()}), v.view({v.numel()}));
   x.bump_version();

@@ -28,12 +28,26 @@ Tensor as_tensor(py::handle v) {
   return tensor_from_numpy(a, std::nullopt);
 }
 
-TensorIndex parse_item(py::handle k) {
+// An int index as int64; one beyond 64 bits is out of range of axis `axis` of t (the axis
+// the item lands on, -1 when an Ellipsis before it leaves that open).
+int64_t index_value(py::handle k, const Tensor& t, int64_t axis) {
+  py::object as_int = py::reinterpret_steal<py::object>(PyNumber_Index(k.ptr()));
+  if (!as_int) throw py::error_already_set();
+  int overflow = 0;
+  const long long i = PyLong_AsLongLongAndOverflow(as_int.ptr(), &overflow);
+  if (overflow == 0) return i;
+  std::string where = axis >= 0 && axis < t.dim()
+                          ? " for axis " + std::to_string(axis) + " of size " + std::to_string(t.size(axis))
+                          : "";
+  throw py::index_error("index " + std::string(py::str(as_int)) + " is out of range" + where);
+}
+
+TensorIndex parse_item(py::handle k, const Tensor& t, int64_t axis) {
   if (k.is_none()) return TensorIndex::none();
   if (k.is(py::ellipsis())) return TensorIndex::ellipsis();
   if (py::isinstance<Tensor>(k)) return TensorIndex::tensor_index(k.cast<Tensor>());
   if (PyBool_Check(k.ptr())) throw py::index_error("crew tensors are not indexed by True/False; use a bool tensor");
-  if (PyIndex_Check(k.ptr())) return TensorIndex::integer(py::reinterpret_steal<py::int_>(PyNumber_Index(k.ptr())).cast<int64_t>());
+  if (PyIndex_Check(k.ptr())) return TensorIndex::integer(index_value(k, t, axis));
   if (PySlice_Check(k.ptr())) {
     auto part = [&](const char* name) -> std::optional<int64_t> {
       py::object v = k.attr(name);
@@ -49,12 +63,21 @@ TensorIndex parse_item(py::handle k) {
                                    "tensors, got ") + py::type::of(k).attr("__name__").cast<std::string>());
 }
 
-std::vector<TensorIndex> parse_key(py::handle key) {
-  std::vector<TensorIndex> items;
+std::vector<TensorIndex> parse_key(py::handle key, const Tensor& t) {
+  std::vector<py::handle> keys;
   if (PyTuple_Check(key.ptr())) {
-    for (py::handle k : py::reinterpret_borrow<py::tuple>(key)) items.push_back(parse_item(k));
+    for (py::handle k : py::reinterpret_borrow<py::tuple>(key)) keys.push_back(k);
   } else {
-    items.push_back(parse_item(key));
+    keys.push_back(key);
+  }
+  std::vector<TensorIndex> items;
+  int64_t axis = 0;  // where the next item lands; -1 after an Ellipsis
+  for (py::handle k : keys) {
+    items.push_back(parse_item(k, t, axis));
+    const TensorIndex& item = items.back();
+    if (item.kind == TensorIndex::Kind::ELLIPSIS) axis = -1;
+    if (axis < 0 || item.kind == TensorIndex::Kind::NONE) continue;
+    axis += item.kind == TensorIndex::Kind::TENSOR && item.tensor.dtype() == DType::BOOL ? item.tensor.dim() : 1;
   }
   return items;
 }
@@ -63,7 +86,7 @@ std::vector<TensorIndex> parse_key(py::handle key) {
 // (no copy, as before); everything else goes through crew::index.
 Tensor getitem(const Tensor& t, py::handle key) {
   if (t.dim() == 0) throw py::index_error("a 0-d tensor cannot be indexed");
-  std::vector<TensorIndex> items = parse_key(key);
+  std::vector<TensorIndex> items = parse_key(key, t);
   const bool plain = !PyTuple_Check(key.ptr()) && !(t.requires_grad() && is_grad_enabled());
   if (plain && items[0].kind == TensorIndex::Kind::INT) {
     const int64_t n = t.size(0), i = items[0].index;
@@ -91,7 +114,7 @@ void check_inplace(const Tensor& t, const char* op) {
 
 void setitem(const Tensor& t, py::handle key, py::handle value) {
   check_inplace(t, "__setitem__");
-  std::vector<TensorIndex> items = parse_key(key);
+  std::vector<TensorIndex> items = parse_key(key, t);
   Tensor v = PyFloat_Check(value.ptr()) ? Tensor::scalar(value.cast<double>(), DType::FLOAT64) : as_tensor(value);
   py::gil_scoped_release nogil;
   index_put_(t, items, v);
