@@ -117,6 +117,17 @@ def _inplace(fn, op):
     return method
 
 
+def _operator(fn):
+    """fn as an operator: NotImplemented for an operand that is no tensor, number, list or array
+    (so that `t == None` is False, as Python's identity comparison, not an error)."""
+    def op(self, other):
+        if other is None or not isinstance(other, (Tensor, int, float, np.number, np.ndarray, list, tuple)):
+            return NotImplemented
+        return fn(self, other)
+    op.__name__ = fn.__name__
+    return op
+
+
 _METHODS = ["abs", "sqrt", "rsqrt", "square", "sin", "cos", "tanh", "sigmoid", "erf", "sign", "floor", "clip",
             "scale", "cast", "topk", "sort", "argsort", "gather", "index_select", "gather_nd", "scatter",
             "masked_select", "take_along_axis", "cumsum", "prod", "max", "min", "amax", "amin", "var", "std", "norm",
@@ -134,7 +145,7 @@ def install():
     for name, fn in (("__eq__", tm.equal), ("__ne__", tm.not_equal), ("__lt__", tm.less_than),
                      ("__le__", tm.less_equal), ("__gt__", tm.greater_than), ("__ge__", tm.greater_equal),
                      ("__and__", tm.logical_and), ("__or__", tm.logical_or), ("__xor__", tm.logical_xor)):
-        setattr(Tensor, name, fn)
+        setattr(Tensor, name, _operator(fn))
     Tensor.__hash__ = object.__hash__
     Tensor.__invert__ = lambda self: tm.logical_not(self)
     Tensor.__abs__ = lambda self: tm.abs(self)

@@ -59,6 +59,7 @@ def test_bool_dtype_and_comparisons():
     assert paddle.equal_all(t([1, 2, 3]), t([1, 2, 3])).numpy().tolist() == [True]
     assert paddle.equal_all(t([1, 2, 3]), t([1, 4, 3])).numpy().tolist() == [False]
     assert bool(paddle.equal_all(t([1, 2]), t([1, 2])))
+    assert (t([1.0]) == None) is False and (t([1.0]) != None) is True  # noqa: E711 (Python's identity)
 
 
 def test_where_clip_and_selection():
