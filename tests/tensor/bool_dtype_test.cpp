@@ -28,6 +28,10 @@ TEST(BoolDType, ConversionsReadNonzeroAsTrue) {
   Tensor full = Tensor::full({3}, 7.0, DType::BOOL);
   EXPECT_EQ(full.to_vector<double>(), (std::vector<double>{1, 1, 1}));
   EXPECT_EQ(Tensor::zeros({2}, DType::BOOL).to_vector<double>(), (std::vector<double>{0, 0}));
+  Tensor v = Tensor::from_vector<bool>({true, false, true});
+  EXPECT_EQ(v.dtype(), DType::BOOL);
+  EXPECT_EQ(v.to_vector<bool>(), (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(f.to_vector<bool>(), (std::vector<bool>{false, true, true, false}));
 }
 
 TEST(BoolDType, SafetensorsRoundTrip) {
