@@ -36,9 +36,12 @@ SliceRange resolve(const TensorIndex& s, int64_t n) {
 int64_t consumed_axes(const TensorIndex& item) {
   switch (item.kind) {
     case TensorIndex::Kind::INT:
-    case TensorIndex::Kind::SLICE: return 1;
-    case TensorIndex::Kind::TENSOR: return item.tensor.dtype() == DType::BOOL ? std::max<int64_t>(item.tensor.dim(), 1) : 1;
-    default: return 0;
+    case TensorIndex::Kind::SLICE:
+      return 1;
+    case TensorIndex::Kind::TENSOR:
+      return item.tensor.dtype() == DType::BOOL ? std::max<int64_t>(item.tensor.dim(), 1) : 1;
+    default:
+      return 0;
   }
 }
 
@@ -52,8 +55,8 @@ std::vector<TensorIndex> expand_key(const std::vector<TensorIndex>& key, int64_t
   }
   CREW_CHECK_T(IndexError, ellipses <= 1, "index: an index can only have a single ellipsis ('...')");
   CREW_CHECK_T(IndexError, tensors <= 1, "index: crew takes at most one tensor in an index, got ", tensors);
-  CREW_CHECK_T(IndexError, used <= ndim, "index: too many indices for a tensor of ", ndim, " dimensions (", used,
-               " given)");
+  CREW_CHECK_T(IndexError, used <= ndim, "index: too many indices for a tensor of ", ndim, " dimensions (",
+               used, " given)");
   std::vector<TensorIndex> out;
   for (const auto& item : key) {
     if (item.kind == TensorIndex::Kind::ELLIPSIS) {
@@ -80,8 +83,9 @@ Tensor select_by_tensor(const Tensor& y, int64_t a, const Tensor& t, int64_t* ma
   if (t.dtype() == DType::BOOL) {
     const int64_t k = std::max<int64_t>(t.dim(), 1);
     const Shape covered(s.begin() + a, s.begin() + a + k);
-    CREW_CHECK_T(IndexError, t.dim() == 0 ? covered == Shape{1} : t.shape() == covered, "index: a mask of shape ",
-                 shape_str(t.shape()), " does not match the indexed axes ", shape_str(covered));
+    CREW_CHECK_T(IndexError, t.dim() == 0 ? covered == Shape{1} : t.shape() == covered,
+                 "index: a mask of shape ", shape_str(t.shape()), " does not match the indexed axes ",
+                 shape_str(covered));
     Shape merged(s.begin(), s.begin() + a);
     merged.push_back(shape_numel(covered));
     merged.insert(merged.end(), s.begin() + a + k, s.end());

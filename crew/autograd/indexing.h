@@ -19,10 +19,10 @@ namespace crew {
 struct TensorIndex {
   enum class Kind { INT, SLICE, NONE, ELLIPSIS, TENSOR };
   Kind kind = Kind::NONE;
-  int64_t index = 0;                    // INT
-  std::optional<int64_t> start, stop;   // SLICE, Python's defaults when empty
-  int64_t step = 1;                     // SLICE
-  Tensor tensor;                        // TENSOR
+  int64_t index = 0;                   // INT
+  std::optional<int64_t> start, stop;  // SLICE, Python's defaults when empty
+  int64_t step = 1;                    // SLICE
+  Tensor tensor;                       // TENSOR
 
   static TensorIndex integer(int64_t i) { return {Kind::INT, i, {}, {}, 1, {}}; }
   static TensorIndex slice(std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step = 1) {

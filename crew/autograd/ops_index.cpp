@@ -53,17 +53,19 @@ Tensor tile(const Tensor& x, const std::vector<int64_t>& repeats) {
 }
 
 Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y) {
-  Shape out = kernels::broadcast_shapes(kernels::broadcast_shapes(cond.shape(), x.shape(), "where"), y.shape(), "where");
+  Shape out = kernels::broadcast_shapes(kernels::broadcast_shapes(cond.shape(), x.shape(), "where"),
+                                        y.shape(), "where");
   CREW_CHECK(x.dtype() == y.dtype(), "where: x is ", dtype_name(x.dtype()), ", y ", dtype_name(y.dtype()));
   auto grow = [&out](const Tensor& t) { return t.shape() == out ? t : kernels::expand(t, out); };
   Tensor c = grow(cond);
   Tensor z = kernels::where(c, grow(x), grow(y));
   if (autograd::should_record({&x, &y})) {
-    autograd::record(z, "where", {x, y}, [c, sx = x.shape(), sy = y.shape()](const Tensor& g, const std::vector<bool>& n) {
-      Tensor zeros = Tensor::zeros(g.shape(), g.dtype(), g.place());
-      return std::vector<Tensor>{n[0] ? kernels::sum_to(kernels::where(c, g, zeros), sx) : Tensor(),
-                                 n[1] ? kernels::sum_to(kernels::where(c, zeros, g), sy) : Tensor()};
-    });
+    autograd::record(
+        z, "where", {x, y}, [c, sx = x.shape(), sy = y.shape()](const Tensor& g, const std::vector<bool>& n) {
+          Tensor zeros = Tensor::zeros(g.shape(), g.dtype(), g.place());
+          return std::vector<Tensor>{n[0] ? kernels::sum_to(kernels::where(c, g, zeros), sx) : Tensor(),
+                                     n[1] ? kernels::sum_to(kernels::where(c, zeros, g), sy) : Tensor()};
+        });
   }
   return z;
 }
@@ -73,9 +75,10 @@ Tensor index_select(const Tensor& x, const Tensor& index, int64_t axis) {
   const int64_t a = normalize_axis(axis, x.dim());
   Tensor y = kernels::index_select(x, a, index);
   if (autograd::should_record({&x})) {
-    autograd::record(y, "index_select", {x}, [index, a, n = x.shape()[a]](const Tensor& g, const std::vector<bool>&) {
-      return std::vector<Tensor>{kernels::index_add(g, a, index, n)};
-    });
+    autograd::record(y, "index_select", {x},
+                     [index, a, n = x.shape()[a]](const Tensor& g, const std::vector<bool>&) {
+                       return std::vector<Tensor>{kernels::index_add(g, a, index, n)};
+                     });
   }
   return y;
 }
@@ -84,9 +87,10 @@ Tensor take_along_axis(const Tensor& x, const Tensor& index, int64_t axis) {
   const int64_t a = normalize_axis(axis, x.dim());
   Tensor y = kernels::take_along(x, a, index);
   if (autograd::should_record({&x})) {
-    autograd::record(y, "take_along_axis", {x}, [index, a, in = x.shape()](const Tensor& g, const std::vector<bool>&) {
-      return std::vector<Tensor>{kernels::take_along_backward(g, a, index, in)};
-    });
+    autograd::record(y, "take_along_axis", {x},
+                     [index, a, in = x.shape()](const Tensor& g, const std::vector<bool>&) {
+                       return std::vector<Tensor>{kernels::take_along_backward(g, a, index, in)};
+                     });
   }
   return y;
 }
@@ -103,7 +107,8 @@ Tensor gather_nd(const Tensor& x, const Tensor& index) {
 }
 
 Tensor masked_select(const Tensor& x, const Tensor& mask) {
-  CREW_CHECK(mask.dtype() == DType::BOOL, "masked_select: mask must be a bool tensor, got ", dtype_name(mask.dtype()));
+  CREW_CHECK(mask.dtype() == DType::BOOL, "masked_select: mask must be a bool tensor, got ",
+             dtype_name(mask.dtype()));
   const Shape out = kernels::broadcast_shapes(x.shape(), mask.shape(), "masked_select");
   Tensor m = mask.shape() == out ? mask : kernels::expand(mask, out);
   Tensor xs = x.shape() == out ? x : expand(x, out);
@@ -113,11 +118,13 @@ Tensor masked_select(const Tensor& x, const Tensor& mask) {
 Tensor scatter(const Tensor& x, const Tensor& index, const Tensor& updates, bool overwrite) {
   Tensor y = kernels::scatter_rows(x, index, updates, overwrite);
   if (autograd::should_record({&x, &updates})) {
-    autograd::record(y, "scatter", {x, updates}, [index, su = updates.shape()](const Tensor& g, const std::vector<bool>& n) {
-      Tensor zeros = Tensor::zeros(su, g.dtype(), g.place());
-      return std::vector<Tensor>{n[0] ? kernels::scatter_rows(g, index, zeros, true) : Tensor(),
-                                 n[1] ? kernels::index_select(g, 0, index) : Tensor()};
-    });
+    autograd::record(y, "scatter", {x, updates},
+                     [index, su = updates.shape()](const Tensor& g, const std::vector<bool>& n) {
+                       Tensor zeros = Tensor::zeros(su, g.dtype(), g.place());
+                       return std::vector<Tensor>{
+                           n[0] ? kernels::scatter_rows(g, index, zeros, true) : Tensor(),
+                           n[1] ? kernels::index_select(g, 0, index) : Tensor()};
+                     });
   }
   return y;
 }

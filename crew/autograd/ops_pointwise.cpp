@@ -17,9 +17,11 @@ using kernels::TestOp;
 Tensor math(MathOp op, const Tensor& x, const char* name, double lo = 0, double hi = 0) {
   Tensor y = kernels::pointwise(op, x, lo, hi, name);
   if (is_floating(x.dtype()) && autograd::should_record({&x})) {
-    autograd::record(y, name, {x}, [op, x, y = y.detach(), lo, hi](const Tensor& g, const std::vector<bool>&) {
-      return std::vector<Tensor>{kernels::pointwise_backward(op, x, y, g, lo, hi)};
-    }, {x, y});
+    autograd::record(y, name, {x},
+                     [op, x, y = y.detach(), lo, hi](const Tensor& g, const std::vector<bool>&) {
+                       return std::vector<Tensor>{kernels::pointwise_backward(op, x, y, g, lo, hi)};
+                     },
+                     {x, y});
   }
   return y;
 }
@@ -70,14 +72,30 @@ Tensor cast(const Tensor& x, DType dtype) {
 }
 
 Tensor equal(const Tensor& a, const Tensor& b) { return broadcast_compare(CompareOp::EQ, a, b, "equal"); }
-Tensor not_equal(const Tensor& a, const Tensor& b) { return broadcast_compare(CompareOp::NE, a, b, "not_equal"); }
-Tensor less_than(const Tensor& a, const Tensor& b) { return broadcast_compare(CompareOp::LT, a, b, "less_than"); }
-Tensor less_equal(const Tensor& a, const Tensor& b) { return broadcast_compare(CompareOp::LE, a, b, "less_equal"); }
-Tensor greater_than(const Tensor& a, const Tensor& b) { return broadcast_compare(CompareOp::GT, a, b, "greater_than"); }
-Tensor greater_equal(const Tensor& a, const Tensor& b) { return broadcast_compare(CompareOp::GE, a, b, "greater_equal"); }
-Tensor logical_and(const Tensor& a, const Tensor& b) { return broadcast_compare(CompareOp::AND, a, b, "logical_and"); }
-Tensor logical_or(const Tensor& a, const Tensor& b) { return broadcast_compare(CompareOp::OR, a, b, "logical_or"); }
-Tensor logical_xor(const Tensor& a, const Tensor& b) { return broadcast_compare(CompareOp::XOR, a, b, "logical_xor"); }
+Tensor not_equal(const Tensor& a, const Tensor& b) {
+  return broadcast_compare(CompareOp::NE, a, b, "not_equal");
+}
+Tensor less_than(const Tensor& a, const Tensor& b) {
+  return broadcast_compare(CompareOp::LT, a, b, "less_than");
+}
+Tensor less_equal(const Tensor& a, const Tensor& b) {
+  return broadcast_compare(CompareOp::LE, a, b, "less_equal");
+}
+Tensor greater_than(const Tensor& a, const Tensor& b) {
+  return broadcast_compare(CompareOp::GT, a, b, "greater_than");
+}
+Tensor greater_equal(const Tensor& a, const Tensor& b) {
+  return broadcast_compare(CompareOp::GE, a, b, "greater_equal");
+}
+Tensor logical_and(const Tensor& a, const Tensor& b) {
+  return broadcast_compare(CompareOp::AND, a, b, "logical_and");
+}
+Tensor logical_or(const Tensor& a, const Tensor& b) {
+  return broadcast_compare(CompareOp::OR, a, b, "logical_or");
+}
+Tensor logical_xor(const Tensor& a, const Tensor& b) {
+  return broadcast_compare(CompareOp::XOR, a, b, "logical_xor");
+}
 Tensor logical_not(const Tensor& x) { return kernels::test(TestOp::NOT, x); }
 Tensor isnan(const Tensor& x) { return kernels::test(TestOp::ISNAN, x); }
 Tensor isinf(const Tensor& x) { return kernels::test(TestOp::ISINF, x); }
@@ -95,8 +113,6 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool e
   return all(isclose(a, b, rtol, atol, equal_nan));
 }
 
-bool equal_all(const Tensor& a, const Tensor& b) {
-  return a.shape() == b.shape() && all(equal(a, b));
-}
+bool equal_all(const Tensor& a, const Tensor& b) { return a.shape() == b.shape() && all(equal(a, b)); }
 
 }  // namespace crew

@@ -61,16 +61,19 @@ Tensor prod_last(const Tensor& x) {
   const int64_t a = x.dim() - 1;
   Tensor y = kernels::prod_axis(x, a, false);
   if (is_floating(x.dtype()) && autograd::should_record({&x})) {
-    autograd::record(y, "prod", {x}, [x, a](const Tensor& g, const std::vector<bool>&) {
-      Shape kept = x.shape();
-      kept[a] = 1;
-      return std::vector<Tensor>{kernels::prod_backward(x, g.view(kept), a)};
-    }, {x});
+    autograd::record(y, "prod", {x},
+                     [x, a](const Tensor& g, const std::vector<bool>&) {
+                       Shape kept = x.shape();
+                       kept[a] = 1;
+                       return std::vector<Tensor>{kernels::prod_backward(x, g.view(kept), a)};
+                     },
+                     {x});
   }
   return y;
 }
 
-Tensor extreme(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim, bool largest, const char* op) {
+Tensor extreme(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim, bool largest,
+               const char* op) {
   const std::vector<int64_t> red = reduce_axes(axes, x.dim(), op);
   Tensor m = x.dim() == 0 ? reshape(x, {1, 1}) : merge_reduced(x, red);
   CREW_CHECK(m.shape().back() > 0, op, ": the reduced axes of shape ", shape_str(x.shape()), " are empty");
@@ -115,7 +118,8 @@ Tensor var(const Tensor& x, const std::vector<int64_t>& axes, bool unbiased, boo
   const std::vector<int64_t> red = reduce_axes(axes, x.dim(), "var");
   int64_t n = 1;
   for (int64_t a : red) n *= x.shape()[a];
-  CREW_CHECK(n > (unbiased ? 1 : 0), "var: ", n, " elements are too few", unbiased ? " for the unbiased estimate" : "");
+  CREW_CHECK(n > (unbiased ? 1 : 0), "var: ", n, " elements are too few",
+             unbiased ? " for the unbiased estimate" : "");
   Tensor centred = sub(x, mul(sum_axes(x, red), 1.0 / static_cast<double>(n)));
   Tensor v = mul(sum_axes(mul(centred, centred), red), 1.0 / static_cast<double>(unbiased ? n - 1 : n));
   return reshape(v, reduced_shape(x.shape(), red, keepdim));

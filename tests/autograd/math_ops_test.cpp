@@ -20,7 +20,9 @@ using I = TensorIndex;
 
 Tensor f64(const std::vector<double>& v, const Shape& s) { return Tensor::from_vector(v, s); }
 Tensor i64(const std::vector<int64_t>& v, const Shape& s) { return Tensor::from_vector(v, s); }
-Tensor positive(const Shape& s) { return add(mul(random_input(s).detach(), 0.4), 1.0).set_stop_gradient(false); }
+Tensor positive(const Shape& s) {
+  return add(mul(random_input(s).detach(), 0.4), 1.0).set_stop_gradient(false);
+}
 
 TEST(MathOpsTest, PointwiseValues) {
   Tensor x = f64({-1.5, 0.0, 2.0}, {3});
@@ -45,8 +47,8 @@ TEST(MathOpsTest, PointwiseGradients) {
   expect_gradients_match([](const Inputs& in) { return sqrt(in[0]); }, {p});
   expect_gradients_match([](const Inputs& in) { return rsqrt(in[0]); }, {p});
   expect_gradients_match([](const Inputs& in) { return clip(in[0], -0.5, 0.5); }, {x});
-  expect_gradients_match([](const Inputs& in) { return cast(cast(in[0], DType::FLOAT32), DType::FLOAT64); }, {x},
-                         testing::float32_options());
+  expect_gradients_match([](const Inputs& in) { return cast(cast(in[0], DType::FLOAT32), DType::FLOAT64); },
+                         {x}, testing::float32_options());
 }
 
 TEST(MathOpsTest, MasksAreBoolAndBroadcast) {
@@ -94,11 +96,14 @@ TEST(MathOpsTest, SelectionGradients) {
   expect_gradients_match([nd](const Inputs& in) { return gather_nd(in[0], nd); }, {x});
   Tensor upd = random_input({2, 3}, DType::FLOAT64, 5);
   for (bool overwrite : {true, false}) {
-    expect_gradients_match([overwrite](const Inputs& in) { return scatter(in[0], i64({1, 3}, {2}), in[1], overwrite); },
-                           {x, upd});
+    expect_gradients_match(
+        [overwrite](const Inputs& in) {
+          return scatter(in[0], i64({1, 3}, {2}), in[1], overwrite);
+        },
+        {x, upd});
   }
-  Tensor sc = scatter(f64({1, 1, 2, 2, 3, 3}, {3, 2}), i64({2, 1, 0, 1}, {4}), f64({1, 1, 2, 2, 3, 3, 4, 4}, {4, 2}),
-                      false);
+  Tensor sc = scatter(f64({1, 1, 2, 2, 3, 3}, {3, 2}), i64({2, 1, 0, 1}, {4}),
+                      f64({1, 1, 2, 2, 3, 3, 4, 4}, {4, 2}), false);
   expect_near(sc, {3, 3, 6, 6, 1, 1});  // Paddle's scatter example, overwrite=False
   EXPECT_THROW(index_select(x, i64({4}, {1}), 0), IndexError);
   expect_gradients_match([](const Inputs& in) { return expand(in[0], {2, 4, 3}); }, {x});
@@ -161,9 +166,11 @@ TEST(IndexingTest, StepsNoneEllipsisAndTensors) {
   EXPECT_THROW(index(x, {I::integer(0), I::integer(0), I::integer(0), I::integer(0)}), IndexError);
   EXPECT_THROW(index(x, {I::slice({}, {}, 0)}), ValueError);
   Tensor g = random_input({3, 4});
-  expect_gradients_match([](const Inputs& in) {
-    return index(in[0], {I::slice(-1, {}, -2), I::none(), I::tensor_index(i64({3, 3}, {2}))});
-  }, {g});
+  expect_gradients_match(
+      [](const Inputs& in) {
+        return index(in[0], {I::slice(-1, {}, -2), I::none(), I::tensor_index(i64({3, 3}, {2}))});
+      },
+      {g});
 }
 
 TEST(IndexingTest, PutWritesTheSelection) {
@@ -172,7 +179,8 @@ TEST(IndexingTest, PutWritesTheSelection) {
   expect_near(x, {0, 5, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0});
   index_put_(x, {I::integer(1)}, f64({1, 2, 3, 4}, {4}));
   expect_near(index(x, {I::integer(1)}), {1, 2, 3, 4});
-  index_put_(x, {I::tensor_index(greater_than(x, Tensor::scalar(2.5, DType::FLOAT32)))}, Tensor::scalar(-1.0));
+  index_put_(x, {I::tensor_index(greater_than(x, Tensor::scalar(2.5, DType::FLOAT32)))},
+             Tensor::scalar(-1.0));
   expect_near(x, {0, 5 - 6, 0, 0, 1, 2, -1, -1, 0, -1, 0, 0});
   EXPECT_THROW(index_put_(x, {I::integer(0)}, f64({1, 2}, {2})), ValueError);
 }

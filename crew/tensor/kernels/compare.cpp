@@ -10,15 +10,24 @@ namespace {
 template <typename T>
 bool compare_one(CompareOp op, T a, T b) {
   switch (op) {
-    case CompareOp::EQ: return a == b;
-    case CompareOp::NE: return a != b;
-    case CompareOp::LT: return a < b;
-    case CompareOp::LE: return a <= b;
-    case CompareOp::GT: return a > b;
-    case CompareOp::GE: return a >= b;
-    case CompareOp::AND: return a != T(0) && b != T(0);
-    case CompareOp::OR: return a != T(0) || b != T(0);
-    case CompareOp::XOR: return (a != T(0)) != (b != T(0));
+    case CompareOp::EQ:
+      return a == b;
+    case CompareOp::NE:
+      return a != b;
+    case CompareOp::LT:
+      return a < b;
+    case CompareOp::LE:
+      return a <= b;
+    case CompareOp::GT:
+      return a > b;
+    case CompareOp::GE:
+      return a >= b;
+    case CompareOp::AND:
+      return a != T(0) && b != T(0);
+    case CompareOp::OR:
+      return a != T(0) || b != T(0);
+    case CompareOp::XOR:
+      return (a != T(0)) != (b != T(0));
   }
   return false;
 }
@@ -45,7 +54,9 @@ Tensor test_cpu(TestOp op, const Tensor& x) {
       if (op == TestOp::NOT) {
         r = xp[i] == T(0);
       } else if constexpr (std::is_floating_point_v<T>) {
-        r = op == TestOp::ISNAN ? std::isnan(xp[i]) : op == TestOp::ISINF ? std::isinf(xp[i]) : std::isfinite(xp[i]);
+        r = op == TestOp::ISNAN   ? std::isnan(xp[i])
+            : op == TestOp::ISINF ? std::isinf(xp[i])
+                                  : std::isfinite(xp[i]);
       } else {
         r = op == TestOp::ISFINITE;
       }
@@ -100,7 +111,8 @@ Tensor nonzero_cpu(const Tensor& x) {
 }
 
 void check_same(const char* op, const Tensor& a, const Tensor& b) {
-  CREW_CHECK(a.shape() == b.shape(), op, ": shapes ", shape_str(a.shape()), " and ", shape_str(b.shape()), " differ");
+  CREW_CHECK(a.shape() == b.shape(), op, ": shapes ", shape_str(a.shape()), " and ", shape_str(b.shape()),
+             " differ");
   CREW_CHECK(a.dtype() == b.dtype(), op, ": dtypes ", dtype_name(a.dtype()), " and ", dtype_name(b.dtype()),
              " differ (cast one with astype)");
   check_same_place(op, {{"x", &a}, {"y", &b}});
@@ -123,13 +135,15 @@ Tensor test(TestOp op, const Tensor& x) { return test_kernel.get(x.place().type)
 
 Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
   check_same("isclose", a, b);
-  CREW_CHECK(is_floating(a.dtype()), "isclose: expected float32 or float64 tensors, got ", dtype_name(a.dtype()));
+  CREW_CHECK(is_floating(a.dtype()), "isclose: expected float32 or float64 tensors, got ",
+             dtype_name(a.dtype()));
   return isclose_kernel.get(a.place().type)(a, b, rtol, atol, equal_nan);
 }
 
 Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y) {
   check_same("where", x, y);
-  CREW_CHECK(cond.dtype() == DType::BOOL, "where: condition must be a bool tensor, got ", dtype_name(cond.dtype()));
+  CREW_CHECK(cond.dtype() == DType::BOOL, "where: condition must be a bool tensor, got ",
+             dtype_name(cond.dtype()));
   CREW_CHECK(cond.shape() == x.shape(), "where: condition ", shape_str(cond.shape()), " and x ",
              shape_str(x.shape()), " differ");
   check_same_place("where", {{"condition", &cond}, {"x", &x}});

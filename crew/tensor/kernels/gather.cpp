@@ -12,7 +12,8 @@ namespace {
 std::vector<int64_t> index_values(const Tensor& index, int64_t extent, const char* op) {
   std::vector<int64_t> v = index.to_vector<int64_t>();
   for (int64_t& i : v) {
-    CREW_CHECK_T(IndexError, i >= -extent && i < extent, op, ": index ", i, " is out of range for extent ", extent);
+    CREW_CHECK_T(IndexError, i >= -extent && i < extent, op, ": index ", i, " is out of range for extent ",
+                 extent);
     if (i < 0) i += extent;
   }
   return v;
@@ -89,7 +90,8 @@ Tensor index_add_cpu(const Tensor& g, int64_t axis, const Tensor& index, int64_t
 
 // Calls f(out_position, source_position) for take_along over index's shape.
 template <typename F>
-void for_each_along(const Shape& in, const Shape& index_shape, int64_t axis, const std::vector<int64_t>& idx, F f) {
+void for_each_along(const Shape& in, const Shape& index_shape, int64_t axis, const std::vector<int64_t>& idx,
+                    F f) {
   const AxisSplit pi = split_at_axis(index_shape, axis);
   const int64_t extent = in[axis];
   for (int64_t o = 0; o < pi.outer; ++o) {
@@ -136,8 +138,8 @@ Tensor nd_linear_index_cpu(const Tensor& index, const Shape& dims) {
     int64_t pos = 0;
     for (int64_t j = 0; j < k; ++j) {
       int64_t c = v[r * k + j];
-      CREW_CHECK_T(IndexError, c >= -dims[j] && c < dims[j], "gather_nd: index ", c, " is out of range for axis ", j,
-                   " of extent ", dims[j]);
+      CREW_CHECK_T(IndexError, c >= -dims[j] && c < dims[j], "gather_nd: index ", c,
+                   " is out of range for axis ", j, " of extent ", dims[j]);
       if (c < 0) c += dims[j];
       pos = pos * dims[j] + c;
     }
@@ -193,17 +195,18 @@ constinit KernelSlot<IndexSelectFn> index_select_kernel("index_select", &index_s
 constinit KernelSlot<IndexAddFn> index_add_kernel("index_add", &index_add_cpu);
 constinit KernelSlot<TakeAlongFn> take_along_kernel("take_along", &take_along_cpu);
 constinit KernelSlot<TakeAlongBackwardFn> take_along_backward_kernel("take_along_backward",
-                                                                      &take_along_backward_cpu);
+                                                                     &take_along_backward_cpu);
 constinit KernelSlot<NdLinearIndexFn> nd_linear_index_kernel("nd_linear_index", &nd_linear_index_cpu);
 constinit KernelSlot<ScatterRowsFn> scatter_rows_kernel("scatter_rows", &scatter_rows_cpu);
 constinit KernelSlot<PutFn> put_kernel("put", &put_cpu);
 
 Tensor expand(const Tensor& x, const Shape& shape) {
-  CREW_CHECK(x.dim() <= static_cast<int64_t>(shape.size()), "expand: cannot expand shape ", shape_str(x.shape()),
-             " to ", shape_str(shape), " (fewer axes)");
+  CREW_CHECK(x.dim() <= static_cast<int64_t>(shape.size()), "expand: cannot expand shape ",
+             shape_str(x.shape()), " to ", shape_str(shape), " (fewer axes)");
   for (size_t k = 0; k < x.shape().size(); ++k) {
     const int64_t a = x.shape()[x.shape().size() - 1 - k], b = shape[shape.size() - 1 - k];
-    CREW_CHECK(a == b || a == 1, "expand: cannot expand shape ", shape_str(x.shape()), " to ", shape_str(shape));
+    CREW_CHECK(a == b || a == 1, "expand: cannot expand shape ", shape_str(x.shape()), " to ",
+               shape_str(shape));
   }
   return expand_kernel.get(x.place().type)(x, shape);
 }
@@ -226,8 +229,8 @@ Tensor take_along(const Tensor& x, int64_t axis, const Tensor& index) {
   CREW_CHECK(index.dim() == x.dim(), "take_along_axis: index ", shape_str(index.shape()), " and x ",
              shape_str(x.shape()), " differ in rank");
   for (int64_t d = 0; d < x.dim(); ++d) {
-    CREW_CHECK(d == axis || index.shape()[d] == x.shape()[d], "take_along_axis: index ", shape_str(index.shape()),
-               " and x ", shape_str(x.shape()), " differ outside axis ", axis);
+    CREW_CHECK(d == axis || index.shape()[d] == x.shape()[d], "take_along_axis: index ",
+               shape_str(index.shape()), " and x ", shape_str(x.shape()), " differ outside axis ", axis);
   }
   check_same_place("take_along_axis", {{"x", &x}, {"index", &index}});
   return take_along_kernel.get(x.place().type)(x, axis, index);
@@ -240,14 +243,16 @@ Tensor take_along_backward(const Tensor& g, int64_t axis, const Tensor& index, c
 
 Tensor nd_linear_index(const Tensor& index, const Shape& dims) {
   check_index(index, "gather_nd");
-  CREW_CHECK(index.dim() >= 1 && index.shape().back() <= static_cast<int64_t>(dims.size()), "gather_nd: index ",
-             shape_str(index.shape()), " has more coordinates than x ", shape_str(dims), " has axes");
+  CREW_CHECK(index.dim() >= 1 && index.shape().back() <= static_cast<int64_t>(dims.size()),
+             "gather_nd: index ", shape_str(index.shape()), " has more coordinates than x ", shape_str(dims),
+             " has axes");
   return nd_linear_index_kernel.get(index.place().type)(index, dims);
 }
 
 Tensor scatter_rows(const Tensor& x, const Tensor& index, const Tensor& updates, bool overwrite) {
   check_index(index, "scatter");
-  CREW_CHECK(x.dim() >= 1 && index.dim() == 1 && updates.dim() == x.dim() && updates.shape()[0] == index.numel() &&
+  CREW_CHECK(x.dim() >= 1 && index.dim() == 1 && updates.dim() == x.dim() &&
+                 updates.shape()[0] == index.numel() &&
                  Shape(updates.shape().begin() + 1, updates.shape().end()) ==
                      Shape(x.shape().begin() + 1, x.shape().end()),
              "scatter: x ", shape_str(x.shape()), ", index ", shape_str(index.shape()), " and updates ",

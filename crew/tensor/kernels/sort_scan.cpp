@@ -90,7 +90,8 @@ Tensor prod_axis_cpu(const Tensor& x, int64_t axis, bool keepdim) {
       for (int64_t o = 0; o < p.outer; ++o) {
         for (int64_t i = 0; i < p.inner; ++i) {
           T acc = T(1);
-          for (int64_t e = 0; e < p.extent; ++e) acc = static_cast<T>(acc * xp[(o * p.extent + e) * p.inner + i]);
+          for (int64_t e = 0; e < p.extent; ++e)
+            acc = static_cast<T>(acc * xp[(o * p.extent + e) * p.inner + i]);
           yp[o * p.inner + i] = acc;
         }
       }
@@ -143,8 +144,8 @@ constinit KernelSlot<ProdBackwardFn> prod_backward_kernel("prod_backward", &prod
 
 Tensor sort_indices(const Tensor& x, int64_t axis, int64_t k, bool descending) {
   check_numeric(x, "sort");
-  CREW_CHECK(k >= 0 && k <= x.shape()[axis], "topk: k = ", k, " is out of range for axis ", axis, " of shape ",
-             shape_str(x.shape()));
+  CREW_CHECK(k >= 0 && k <= x.shape()[axis], "topk: k = ", k, " is out of range for axis ", axis,
+             " of shape ", shape_str(x.shape()));
   return sort_indices_kernel.get(x.place().type)(x, axis, k, descending);
 }
 
