@@ -13,6 +13,7 @@ PYBIND11_MODULE(_C, m) {
   crew::python::bind_tensor(m);
   crew::python::bind_serialize(m);
   crew::python::bind_autograd(m);
+  crew::python::bind_tensor_math(m);
   crew::python::bind_nn(m);
   crew::python::bind_nn_layers(m);
   crew::python::bind_nn_rnn(m);
