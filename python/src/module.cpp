@@ -1,6 +1,10 @@
 // crew._C: the extension module behind the Python package crew (python/crew).
 #include "bindings.h"
 
+namespace crew::python {
+void bind_nn_extra(py::module_& m);  // nn_extra.cpp: more of nn.functional (after bind_nn)
+}
+
 PYBIND11_MODULE(_C, m) {
   m.doc() = "crew's C++ core: tensors, autograd, layers, optimizers, data loading, collectives";
   m.attr("__version__") = CREW_VERSION;
@@ -10,6 +14,7 @@ PYBIND11_MODULE(_C, m) {
   crew::python::bind_serialize(m);
   crew::python::bind_autograd(m);
   crew::python::bind_nn(m);
+  crew::python::bind_nn_extra(m);
   crew::python::bind_nn_layers(m);
   crew::python::bind_nn_models(m);
   crew::python::bind_optim(m);

@@ -1,0 +1,31 @@
+#pragma once
+// More of Paddle's paddle.nn.functional in C++ (crew::nn::functional), kept apart from
+// functional.h so that the layers including that header do not rebuild for these:
+// conv2d_transpose and the parametrised activations (crew/tensor/kernels/eltwise_param.h).
+#include <cstdint>
+
+#include "crew/nn/functional.h"
+
+namespace crew::nn::functional {
+
+// x [N, C, H, W], weight [C, O/groups, kh, kw] (Paddle's layout), bias [O] or undefined ->
+// [N, O, H', W'], H' = (H - 1) stride - 2 padding + dilation (kh - 1) + output_padding + 1;
+// output_padding must be below the stride. The gradient of conv2d with respect to its input
+// (oneDNN's convolution backward-data primitive, which is what its deconvolution runs); its
+// backward is conv2d forward (data) and conv2d backward-weights (weight). float32.
+Tensor conv2d_transpose(const Tensor& x, const Tensor& weight, const Tensor& bias, Pair stride = {1, 1},
+                        Pair padding = {0, 0}, Pair output_padding = {0, 0}, Pair dilation = {1, 1},
+                        int64_t groups = 1);
+
+// Paddle's activations, float32 (oneDNN where it has them) and float64.
+Tensor elu(const Tensor& x, double alpha = 1.0);
+Tensor selu(const Tensor& x, double scale = 1.0507009873554804934193349852946,
+            double alpha = 1.6732632423543772848170429916717);
+Tensor swish(const Tensor& x);
+Tensor mish(const Tensor& x);
+Tensor hardsigmoid(const Tensor& x, double slope = 0.1666667, double offset = 0.5);
+Tensor hardtanh(const Tensor& x, double min = -1.0, double max = 1.0);
+Tensor softsign(const Tensor& x);
+Tensor tanhshrink(const Tensor& x);
+
+}  // namespace crew::nn::functional

@@ -1,0 +1,467 @@
+"""More of Paddle 2.4's paddle.nn.functional. The computing ops run in C++
+(crew._C.nn.functional: conv2d, conv2d_transpose, pools, dropout, batch_norm, the
+parametrised activations on oneDNN eltwise); this module maps Paddle's arguments onto them.
+1-D convolutions and pools are their 2-D kernels on a unit height. The losses and distances
+here are short compositions of differentiable C++ ops, as in Paddle's own Python."""
+import math
+
+import numpy as np
+
+from .. import _C
+from .composed_functional import _pad_axis
+
+_f = _C.nn.functional
+
+
+def _n(v, n, op, what):
+    """An int or a list of n ints -> a list of n ints."""
+    if isinstance(v, (int, np.integer)):
+        return [int(v)] * n
+    v = [int(a) for a in v]
+    if len(v) != n:
+        raise ValueError(f"{op}: {what} must be an int or {n} ints, got {v}")
+    return v
+
+
+def _format(op, data_format, allowed):
+    if data_format not in allowed:
+        raise ValueError(f"{op}: data_format='{data_format}': crew supports {' or '.join(map(repr, allowed))} "
+                         "(channels first); transpose channels-last input first")
+
+
+def _const(value, like):
+    return _C.to_tensor(np.asarray(value, dtype=np.float64 if like.dtype == _C.dtype.float64 else np.float32))
+
+
+def _conv_padding(op, padding, kernel, dilation, stride, size):
+    """Paddle's padding forms for 2 spatial axes -> ([ph, pw] symmetric, [top, bottom, left,
+    right] extra zeros to add first or None): an int, 2 ints, 4 ints [top, bottom, left,
+    right], [[0,0],[0,0],[t,b],[l,r]], 'VALID' or 'SAME'."""
+    if isinstance(padding, str):
+        mode = padding.upper()
+        if mode == "VALID":
+            return [0, 0], None
+        if mode != "SAME":
+            raise ValueError(f"{op}: padding='{padding}': expected 'SAME', 'VALID' or numbers")
+        pads = []
+        for i in range(2):
+            out = -(-size[i] // stride[i])
+            total = max(0, (out - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 - size[i])
+            pads += [total // 2, total - total // 2]
+        pairs = pads
+    elif isinstance(padding, (int, np.integer)):
+        return [int(padding)] * 2, None
+    else:
+        padding = list(padding)
+        if len(padding) == 2 and all(isinstance(p, (int, np.integer)) for p in padding):
+            return [int(p) for p in padding], None
+        if len(padding) == 4 and all(isinstance(p, (list, tuple)) for p in padding):
+            if list(padding[0]) != [0, 0] or list(padding[1]) != [0, 0]:
+                raise ValueError(f"{op}: padding {padding}: batch and channel axes cannot be padded")
+            padding = list(padding[2]) + list(padding[3])
+        if len(padding) != 4:
+            raise ValueError(f"{op}: padding {padding}: expected an int, 2 ints, 4 ints or 'SAME'/'VALID'")
+        pairs = [int(p) for p in padding]
+    if pairs[0] == pairs[1] and pairs[2] == pairs[3]:
+        return [pairs[0], pairs[2]], None
+    return [0, 0], pairs
+
+
+def _pad_hw(x, extra):
+    top, bottom, left, right = extra
+    x = _pad_axis(x, 2, top, bottom, "constant", 0.0)
+    return _pad_axis(x, 3, left, right, "constant", 0.0)
+
+
+# ---- convolutions ----
+def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, data_format="NCHW", name=None):
+    """x [N, C, H, W], weight [O, C/groups, kh, kw] -> [N, O, H', W'] (oneDNN convolution)."""
+    _format("conv2d", data_format, ("NCHW",))
+    s, d = _n(stride, 2, "conv2d", "stride"), _n(dilation, 2, "conv2d", "dilation")
+    p, extra = _conv_padding("conv2d", padding, list(weight.shape[2:]), d, s, list(x.shape[2:]))
+    if extra is not None:
+        x = _pad_hw(x, extra)
+    return _f.conv2d(x, weight, bias, s, p, d, int(groups))
+
+
+def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, data_format="NCL", name=None):
+    """x [N, C, L], weight [O, C/groups, k] -> [N, O, L']: conv2d on a unit height."""
+    _format("conv1d", data_format, ("NCL",))
+    if isinstance(padding, str):
+        pad2 = padding
+    else:
+        pl = _n(padding, 1, "conv1d", "padding") if isinstance(padding, (int, np.integer)) or len(padding) == 1 \
+            else [int(a) for a in padding]
+        pad2 = [0, pl[0]] if len(pl) == 1 else [0, 0] + pl
+    w = _C.unsqueeze(weight, 2)
+    y = conv2d(_C.unsqueeze(x, 2), w, bias, [1, _n(stride, 1, "conv1d", "stride")[0]], pad2,
+               [1, _n(dilation, 1, "conv1d", "dilation")[0]], groups)
+    return _C.squeeze(y, 2)
+
+
+def _transpose_padding(op, padding):
+    if isinstance(padding, str):
+        if padding.upper() != "VALID":
+            raise ValueError(f"{op}: padding='{padding}': crew supports 'VALID' or numbers")
+        return [0, 0]
+    if isinstance(padding, (int, np.integer)):
+        return [int(padding)] * 2
+    padding = [int(a) for a in padding]
+    if len(padding) == 2:
+        return padding
+    if len(padding) == 4 and padding[0] == padding[1] and padding[2] == padding[3]:
+        return [padding[0], padding[2]]
+    raise ValueError(f"{op}: padding {padding}: crew supports symmetric padding (an int or 2 ints)")
+
+
+def conv2d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0, dilation=1, groups=1,
+                     output_size=None, data_format="NCHW", name=None):
+    """x [N, C, H, W], weight [C, O/groups, kh, kw] -> [N, O, H', W'], H' = (H - 1) stride -
+    2 padding + dilation (kh - 1) + output_padding + 1 (or output_size, which sets
+    output_padding). oneDNN's convolution backward-data primitive."""
+    _format("conv2d_transpose", data_format, ("NCHW",))
+    s, d = _n(stride, 2, "conv2d_transpose", "stride"), _n(dilation, 2, "conv2d_transpose", "dilation")
+    p = _transpose_padding("conv2d_transpose", padding)
+    op = _n(output_padding, 2, "conv2d_transpose", "output_padding")
+    if output_size is not None:
+        size = _n(output_size, 2, "conv2d_transpose", "output_size")
+        for i in range(2):
+            base = (x.shape[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (weight.shape[2 + i] - 1) + 1
+            op[i] = size[i] - base
+            if not 0 <= op[i] < s[i]:
+                raise ValueError(f"conv2d_transpose: output_size {size} is not reachable: axis {i} must be in "
+                                 f"[{base}, {base + s[i] - 1}]")
+    return _f.conv2d_transpose(x, weight, bias, s, p, op, d, int(groups))
+
+
+def conv1d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1,
+                     output_size=None, data_format="NCL", name=None):
+    """x [N, C, L], weight [C, O/groups, k] -> [N, O, L']: conv2d_transpose on a unit height."""
+    _format("conv1d_transpose", data_format, ("NCL",))
+    one = lambda v, what: _n(v, 1, "conv1d_transpose", what)[0]  # noqa: E731
+    size = None if output_size is None else [1, one(output_size, "output_size")]
+    pad = padding if isinstance(padding, str) else [0, one(padding, "padding")]
+    y = conv2d_transpose(_C.unsqueeze(x, 2), _C.unsqueeze(weight, 2), bias, [1, one(stride, "stride")], pad,
+                         [0, one(output_padding, "output_padding")], [1, one(dilation, "dilation")], groups, size)
+    return _C.squeeze(y, 2)
+
+
+# ---- pooling ----
+def _pool_out(size, k, s, p, ceil_mode):
+    out = (-(-(size + 2 * p - k) // s) if ceil_mode else (size + 2 * p - k) // s) + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def max_pool2d(x, kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False, data_format="NCHW",
+               name=None):
+    """oneDNN max pooling; ceil_mode pads the bottom/right edge with float32's lowest value."""
+    _format("max_pool2d", data_format, ("NCHW",))
+    if return_mask:
+        raise ValueError("max_pool2d: return_mask=True is not supported by crew")
+    k = _n(kernel_size, 2, "max_pool2d", "kernel_size")
+    s = k if stride is None else _n(stride, 2, "max_pool2d", "stride")
+    p = _n(padding, 2, "max_pool2d", "padding")
+    if ceil_mode:
+        extra = [max(0, (_pool_out(x.shape[2 + i], k[i], s[i], p[i], True) - 1) * s[i] + k[i] - x.shape[2 + i]
+                     - 2 * p[i]) for i in range(2)]
+        low = float(np.finfo(np.float32).min)
+        x = _pad_axis(_pad_axis(x, 2, 0, extra[0], "constant", low), 3, 0, extra[1], "constant", low)
+    return _f.max_pool2d(x, k, s, p)
+
+
+def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True, divisor_override=None,
+               data_format="NCHW", name=None):
+    """oneDNN average pooling. exclusive=True (Paddle's default) leaves the padding out of the
+    divisor; exclusive=False pads with zeros first and counts them."""
+    _format("avg_pool2d", data_format, ("NCHW",))
+    if ceil_mode or divisor_override is not None:
+        raise ValueError("avg_pool2d: ceil_mode=True and divisor_override are not supported by crew")
+    k = _n(kernel_size, 2, "avg_pool2d", "kernel_size")
+    s = k if stride is None else _n(stride, 2, "avg_pool2d", "stride")
+    p = _n(padding, 2, "avg_pool2d", "padding")
+    if not exclusive and any(p):
+        x = _pad_hw(x, [p[0], p[0], p[1], p[1]])
+        p = [0, 0]
+    return _f.avg_pool2d(x, k, s, p)
+
+
+def max_pool1d(x, kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False, name=None):
+    k = _n(kernel_size, 1, "max_pool1d", "kernel_size")[0]
+    s = k if stride is None else _n(stride, 1, "max_pool1d", "stride")[0]
+    y = max_pool2d(_C.unsqueeze(x, 2), [1, k], [1, s], [0, _n(padding, 1, "max_pool1d", "padding")[0]],
+                   return_mask, ceil_mode)
+    return _C.squeeze(y, 2)
+
+
+def avg_pool1d(x, kernel_size, stride=None, padding=0, exclusive=True, ceil_mode=False, name=None):
+    k = _n(kernel_size, 1, "avg_pool1d", "kernel_size")[0]
+    s = k if stride is None else _n(stride, 1, "avg_pool1d", "stride")[0]
+    y = avg_pool2d(_C.unsqueeze(x, 2), [1, k], [1, s], [0, _n(padding, 1, "avg_pool1d", "padding")[0]],
+                   ceil_mode, exclusive)
+    return _C.squeeze(y, 2)
+
+
+def adaptive_avg_pool1d(x, output_size, name=None):
+    """x [N, C, L] -> [N, C, output_size] (Paddle's bins: [floor(i L / o), ceil((i + 1) L / o)))."""
+    y = _f.adaptive_avg_pool2d(_C.unsqueeze(x, 2), [1, int(output_size)])
+    return _C.squeeze(y, 2)
+
+
+# ---- dropout, normalisation ----
+def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=None):
+    if not 0.0 <= float(p) <= 1.0:
+        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    if mode not in ("upscale_in_train", "downscale_in_infer"):
+        raise ValueError(f"dropout: mode must be 'upscale_in_train' or 'downscale_in_infer', got '{mode}'")
+    if axis is None and mode == "upscale_in_train":
+        return _f.dropout(x, float(p), bool(training))
+    if not training:
+        return x * (1.0 - p) if mode == "downscale_in_infer" else x
+    axes = [axis] if isinstance(axis, int) else (range(x.ndim) if axis is None else axis)
+    shape = [x.shape[i] if (i in axes or i - x.ndim in axes) else 1 for i in range(x.ndim)]
+    keep = (np.random.uniform(size=shape) >= p).astype(np.float64)
+    if mode == "upscale_in_train":
+        keep = keep / (1.0 - p) if p < 1.0 else keep * 0.0
+    return x * _const(keep, x)
+
+
+def alpha_dropout(x, p=0.5, training=True, name=None):
+    """Keeps SELU's self-normalisation: dropped entries become -scale * alpha, then the affine
+    map a y + b restores mean 0 and variance 1 (Paddle's formula)."""
+    if not 0.0 <= float(p) <= 1.0:
+        raise ValueError(f"alpha_dropout: p must be in [0, 1], got {p}")
+    if not training or p == 0.0:
+        return x
+    alpha_p = -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946
+    a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
+    b = -a * alpha_p * p
+    keep = (np.random.uniform(size=x.shape) >= p).astype(np.float64)
+    return (x * _const(keep * a, x)) + _const((1 - keep) * alpha_p * a + b, x)
+
+
+def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.9, epsilon=1e-05,
+               data_format="NCHW", use_global_stats=None, name=None):
+    """x [N, C, ...] channels first (NC, NCL, NCHW, NCDHW); training updates running_mean and
+    running_var in place (running = momentum running + (1 - momentum) batch)."""
+    _format("batch_norm", data_format, ("NC", "NCL", "NCHW", "NCDHW"))
+    use_batch = training if use_global_stats is None else not use_global_stats
+    return _f.batch_norm(x, running_mean, running_var, weight, bias, bool(use_batch), float(momentum),
+                         float(epsilon))
+
+
+def local_response_norm(x, size, alpha=0.0001, beta=0.75, k=1.0, data_format="NCHW", name=None):
+    """x / (k + alpha / size * sum of x^2 over the channels c - size//2 .. c + (size-1)//2)^beta:
+    the window sum is an average pool (oneDNN) over zero-padded squared channels."""
+    _format("local_response_norm", data_format, ("NCL", "NCHW", "NCDHW"))
+    if x.ndim < 3:
+        raise ValueError(f"local_response_norm: expected 3-D or more input, got shape {list(x.shape)}")
+    n, c = x.shape[0], x.shape[1]
+    rest = int(np.prod(x.shape[2:]))
+    sq = _C.reshape(x * x, [n, 1, c, rest])
+    sq = _pad_axis(sq, 2, size // 2, (size - 1) // 2, "constant", 0.0)
+    avg = _f.avg_pool2d(sq, [int(size), 1], [1, 1], [0, 0])
+    div = _C.pow(_C.reshape(avg, list(x.shape)) * float(alpha) + float(k), float(beta))
+    return x / div
+
+
+# ---- activations (C++; oneDNN eltwise for elu, swish, mish, hardtanh) ----
+def elu(x, alpha=1.0, name=None):
+    return _f.elu(x, float(alpha))
+
+
+def selu(x, scale=1.0507009873554804934193349852946, alpha=1.6732632423543772848170429916717, name=None):
+    if scale <= 1.0 or alpha < 0:
+        raise ValueError(f"selu: scale must be > 1 and alpha >= 0, got scale={scale}, alpha={alpha}")
+    return _f.selu(x, float(scale), float(alpha))
+
+
+def swish(x, name=None):
+    return _f.swish(x)
+
+
+def mish(x, name=None):
+    return _f.mish(x)
+
+
+def hardsigmoid(x, slope=0.1666667, offset=0.5, name=None):
+    return _f.hardsigmoid(x, float(slope), float(offset))
+
+
+def hardtanh(x, min=-1.0, max=1.0, name=None):  # noqa: A002 (Paddle's names)
+    return _f.hardtanh(x, float(min), float(max))
+
+
+def softsign(x, name=None):
+    return _f.softsign(x)
+
+
+def tanhshrink(x, name=None):
+    return _f.tanhshrink(x)
+
+
+def log_softmax(x, axis=-1, dtype=None, name=None):
+    if dtype is not None:
+        x = x.astype(dtype)
+    return _f.log_softmax(x, int(axis))
+
+
+# ---- shapes ----
+def pixel_shuffle(x, upscale_factor, data_format="NCHW", name=None):
+    """[N, C r^2, H, W] -> [N, C, H r, W r]."""
+    _format("pixel_shuffle", data_format, ("NCHW",))
+    r = int(upscale_factor)
+    n, c, h, w = x.shape
+    if c % (r * r):
+        raise ValueError(f"pixel_shuffle: channels {c} are not divisible by upscale_factor^2 = {r * r}")
+    y = _C.reshape(x, [n, c // (r * r), r, r, h, w])
+    y = _C.transpose(y, [0, 1, 4, 2, 5, 3])
+    return _C.reshape(y, [n, c // (r * r), h * r, w * r])
+
+
+def unfold(x, kernel_sizes, strides=1, paddings=0, dilations=1, name=None):
+    """im2col: x [N, C, H, W] -> [N, C kh kw, L], row c kh kw + i kw + j holding tap (i, j) of
+    channel c. Runs as one grouped oneDNN convolution with a 0/1 selection weight (its gradient
+    is that convolution's backward)."""
+    if x.ndim != 4:
+        raise ValueError(f"unfold: expected 4-D NCHW input, got shape {list(x.shape)}")
+    kh, kw = _n(kernel_sizes, 2, "unfold", "kernel_sizes")
+    s, d = _n(strides, 2, "unfold", "strides"), _n(dilations, 2, "unfold", "dilations")
+    if isinstance(paddings, (int, np.integer)):
+        pads = [int(paddings)] * 4
+    else:
+        pads = [int(a) for a in paddings]
+        pads = pads * 2 if len(pads) == 2 else pads
+        if len(pads) != 4:
+            raise ValueError(f"unfold: paddings must be an int, 2 or 4 ints, got {list(paddings)}")
+    top, left, bottom, right = pads
+    n, c = x.shape[0], x.shape[1]
+    sel = np.zeros((c * kh * kw, 1, kh, kw))
+    for t in range(kh * kw):
+        sel[t::kh * kw, 0, t // kw, t % kw] = 1.0
+    if top == bottom and left == right:
+        p = [top, left]
+    else:
+        x, p = _pad_hw(x, [top, bottom, left, right]), [0, 0]
+    y = _f.conv2d(x, _const(sel, x), None, s, p, d, c)
+    return _C.reshape(y, [n, c * kh * kw, y.shape[2] * y.shape[3]])
+
+
+def one_hot(x, num_classes, name=None):
+    """int labels [...] -> float32 [..., num_classes] (no gradient)."""
+    lab = np.asarray(x.numpy() if hasattr(x, "numpy") else x)
+    if lab.dtype.kind not in "iu":
+        raise TypeError(f"one_hot: x must be an integer tensor, got {lab.dtype}")
+    if lab.size and (lab.min() < 0 or lab.max() >= num_classes):
+        bad = lab[(lab < 0) | (lab >= num_classes)].flat[0]
+        raise IndexError(f"one_hot: label {int(bad)} is outside [0, {num_classes})")
+    return _C.to_tensor(np.eye(int(num_classes), dtype=np.float32)[lab])
+
+
+# ---- distances and losses ----
+def _abs(x):
+    return _f.relu(x) + _f.relu(-x)
+
+
+def _reduce(loss, reduction, op):
+    if reduction == "mean":
+        return _C.mean(loss)
+    if reduction == "sum":
+        return _C.sum(loss)
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{op}: reduction='{reduction}': expected 'mean', 'sum' or 'none'")
+
+
+def normalize(x, p=2, axis=1, epsilon=1e-12, name=None):
+    """x / max(||x||_p along axis, epsilon)."""
+    p = float(p)
+    if p <= 0:
+        raise ValueError(f"normalize: p must be positive, got {p}")
+    mag = x * x if p == 2.0 else _C.pow(_abs(x), p)
+    norm = _C.pow(_C.sum(mag, axis, True), 1.0 / p)
+    return x / (_f.relu(norm - float(epsilon)) + float(epsilon))
+
+
+def cosine_similarity(x1, x2, axis=1, eps=1e-8, name=None):
+    """sum(x1 x2) / sqrt(max(sum(x1^2) sum(x2^2), eps^2)) along axis (Paddle's formula)."""
+    w12 = _C.sum(x1 * x2, axis)
+    w1, w2 = _C.sum(x1 * x1, axis), _C.sum(x2 * x2, axis)
+    floor = float(eps) * float(eps)
+    return w12 / _C.pow(_f.relu(w1 * w2 - floor) + floor, 0.5)
+
+
+def pairwise_distance(x, y, p=2.0, epsilon=1e-6, keepdim=False, name=None):
+    """||x - y + epsilon||_p over the last axis."""
+    diff = _abs(x - y + float(epsilon))
+    p = float(p)
+    if p == 0:
+        return _C.sum(_C.to_tensor((diff.numpy() != 0).astype(np.float32)), -1, keepdim)
+    if math.isinf(p):
+        from .. import tensor_ops  # noqa: F401
+        return (diff.max if p > 0 else diff.min)(-1, keepdim)
+    return _C.pow(_C.sum(_C.pow(diff, p), -1, keepdim), 1.0 / p)
+
+
+def margin_ranking_loss(input, other, label, margin=0.0, reduction="mean", name=None):
+    """relu(-label (input - other) + margin), reduced."""
+    return _reduce(_f.relu((other - input) * label + float(margin)), reduction, "margin_ranking_loss")
+
+
+def square_error_cost(input, label):
+    d = input - label
+    return d * d
+
+
+def log_loss(input, label, epsilon=0.0001, name=None):
+    """-label log(input + eps) - (1 - label) log(1 - input + eps), elementwise."""
+    eps = float(epsilon)
+    return -(label * _C.log(input + eps)) - (1.0 - label) * _C.log(1.0 - input + eps)
+
+
+def label_smooth(label, prior_dist=None, epsilon=0.1, name=None):
+    """(1 - epsilon) label + epsilon prior (uniform 1 / num_classes without prior_dist)."""
+    eps = float(epsilon)
+    if prior_dist is None:
+        return label * (1.0 - eps) + eps / label.shape[-1]
+    return label * (1.0 - eps) + prior_dist * eps
+
+
+def sigmoid_focal_loss(logit, label, normalizer=None, alpha=0.25, gamma=2.0, reduction="sum", name=None):
+    """alpha_t (1 - p_t)^gamma BCE-with-logits (Paddle's formula), / normalizer, reduced."""
+    from .loss_functional import binary_cross_entropy_with_logits
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"sigmoid_focal_loss: reduction='{reduction}': expected 'mean', 'sum' or 'none'")
+    pred = _f.sigmoid(logit)
+    loss = binary_cross_entropy_with_logits(logit, label, reduction="none")
+    p_t = pred * label + (1.0 - pred) * (1.0 - label)
+    alpha_t = label * float(alpha) + (1.0 - label) * (1.0 - float(alpha))
+    loss = alpha_t * loss
+    if gamma != 0:
+        loss = _C.pow(1.0 - p_t, float(gamma)) * loss
+    if normalizer is not None:
+        loss = loss / normalizer
+    return _reduce(loss, reduction, "sigmoid_focal_loss")
+
+
+def softmax_with_cross_entropy(logits, label, soft_label=False, ignore_index=-100, numeric_stable_mode=True,
+                               return_softmax=False, axis=-1):
+    """Per-row loss keeping `axis` with size 1 (Paddle's shape), and the softmax if asked."""
+    from .loss_functional import cross_entropy
+    loss = cross_entropy(logits, label, ignore_index=ignore_index, reduction="none", soft_label=soft_label,
+                         axis=axis)
+    ax = axis % logits.ndim
+    if loss.ndim < logits.ndim:
+        loss = _C.unsqueeze(loss, ax)
+    if return_softmax:
+        return loss, _f.softmax(logits, axis)
+    return loss
+
+
+__all__ = ["conv2d", "conv1d", "conv2d_transpose", "conv1d_transpose", "max_pool2d", "avg_pool2d", "max_pool1d",
+           "avg_pool1d", "adaptive_avg_pool1d", "dropout", "alpha_dropout", "batch_norm", "local_response_norm",
+           "elu", "selu", "swish", "mish", "hardsigmoid", "hardtanh", "softsign", "tanhshrink", "log_softmax",
+           "pixel_shuffle", "unfold", "one_hot", "normalize", "cosine_similarity", "pairwise_distance",
+           "margin_ranking_loss", "square_error_cost", "log_loss", "label_smooth", "sigmoid_focal_loss",
+           "softmax_with_cross_entropy"]
