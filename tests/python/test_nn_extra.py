@@ -422,3 +422,30 @@ def test_paddle_names_exist():
                  "label_smooth", "unfold", "sigmoid_focal_loss", "square_error_cost", "log_loss", "conv1d",
                  "conv2d_transpose", "conv1d_transpose", "local_response_norm", "swish", "tanhshrink"]:
         assert hasattr(F, name), name
+
+
+@pytest.mark.parametrize("groups", [1, 2, 6])
+def test_group_norm_and_instance_norm_on_the_batch_norm_kernel(groups):
+    x = RNG.standard_normal((3, 6, 4, 5)) * 2 + 1
+    w, b = RNG.standard_normal(6), RNG.standard_normal(6)
+    layer = nn.GroupNorm(groups, 6)
+    assert type(layer).__module__.endswith("layers_extra")
+    r = x.reshape(3, groups, -1)
+    ref = ((r - r.mean(2, keepdims=True)) / np.sqrt(r.var(2, keepdims=True) + 1e-5)).reshape(x.shape)
+    np.testing.assert_allclose(layer(t(x)).numpy(), ref, rtol=1e-4, atol=1e-5)
+    xt, wt, bt = t(x, True), t(w, True), t(b, True)
+    y = F.group_norm(xt, groups, 1e-5, wt, bt)
+    np.testing.assert_allclose(y.numpy(), ref * w.reshape(1, 6, 1, 1) + b.reshape(1, 6, 1, 1), rtol=1e-4, atol=1e-4)
+    gradcheck(lambda v, a, c: F.group_norm(v, groups, 1e-5, a, c), x[:2, :, :2, :3], w, b, rtol=1e-4, atol=1e-6)
+    if torch is not None:
+        gy = RNG.standard_normal(x.shape)
+        (y * t(gy)).sum().backward()
+        X, W, B = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+        (TF.group_norm(X, groups, W, B, 1e-5) * torch.tensor(gy)).sum().backward()
+        np.testing.assert_allclose(xt.grad.numpy(), X.grad.numpy(), rtol=1e-3, atol=1e-4)
+        np.testing.assert_allclose(wt.grad.numpy(), W.grad.numpy(), rtol=1e-3, atol=1e-3)
+    if groups == 6:
+        inn = nn.InstanceNorm2D(6)
+        assert sorted(inn.state_dict().keys()) == ["bias", "scale"]
+        np.testing.assert_allclose(inn(t(x)).numpy(), ref, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(F.instance_norm(t(x)).numpy(), ref, rtol=1e-4, atol=1e-5)

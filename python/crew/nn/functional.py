@@ -28,3 +28,4 @@ from .functional_extra import (adaptive_avg_pool1d, alpha_dropout, avg_pool1d, a
                                max_pool2d, mish, normalize, one_hot, pairwise_distance, pixel_shuffle, selu,
                                sigmoid_focal_loss, softmax_with_cross_entropy, softsign, square_error_cost,
                                swish, tanhshrink, unfold)
+from .functional_extra import group_norm, instance_norm  # noqa: F401,E402,F811

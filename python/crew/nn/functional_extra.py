@@ -465,3 +465,46 @@ __all__ = ["conv2d", "conv1d", "conv2d_transpose", "conv1d_transpose", "max_pool
            "pixel_shuffle", "unfold", "one_hot", "normalize", "cosine_similarity", "pairwise_distance",
            "margin_ranking_loss", "square_error_cost", "log_loss", "label_smooth", "sigmoid_focal_loss",
            "softmax_with_cross_entropy"]
+
+
+# ---- group and instance normalisation on the batch-norm kernel ----
+def _normalize_groups(x, groups, epsilon):
+    """Each of the N * groups rows of x viewed as [1, N * groups, rest] normalised over its
+    own elements (biased variance): the batch-norm kernel in training mode, one "channel" per
+    row, so forward and backward are one oneDNN batch_normalization pass each in float32."""
+    shape = list(x.shape)
+    rows = shape[0] * groups
+    flat = _C.reshape(x, [1, rows, -1])
+    zeros = np.zeros(rows, dtype=np.float64 if x.dtype == _C.dtype.float64 else np.float32)
+    y = _f.batch_norm(flat, _C.to_tensor(zeros), _C.to_tensor(zeros + 1), None, None, True, 0.9, float(epsilon))
+    return _C.reshape(y, shape)
+
+
+def _scale_shift(y, weight, bias):
+    ones = [1] * (y.ndim - 2)
+    if weight is not None:
+        y = y * _C.reshape(weight, [1, weight.shape[0]] + ones)
+    if bias is not None:
+        y = y + _C.reshape(bias, [1, bias.shape[0]] + ones)
+    return y
+
+
+def group_norm(x, num_groups, epsilon=1e-05, weight=None, bias=None, data_format="NCHW", name=None):
+    """x [N, C, *] normalised over each group of C / num_groups channels; weight, bias [C]."""
+    _format("group_norm", data_format, ("NCHW", "NCL", "NCDHW"))
+    if x.ndim < 2 or x.shape[1] % int(num_groups):
+        raise ValueError(f"group_norm: channels of shape {list(x.shape)} are not divisible by num_groups "
+                         f"{num_groups}")
+    return _scale_shift(_normalize_groups(x, int(num_groups), epsilon), weight, bias)
+
+
+def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.9, eps=1e-05, data_format="NCHW", name=None):
+    """Each channel of each sample normalised over its own elements; weight, bias [C]."""
+    _format("instance_norm", data_format, ("NCHW", "NCL", "NCDHW"))
+    if not use_input_stats:
+        raise ValueError("instance_norm: use_input_stats=False is not supported by crew")
+    return _scale_shift(_normalize_groups(x, x.shape[1], eps), weight, bias)
+
+
+__all__ += ["group_norm", "instance_norm"]

@@ -4,6 +4,7 @@ BatchNorm2D, activations on crew's C++ eltwise kernels, PixelShuffle, AlphaDropo
 distance/ranking layers. Each forwards to crew.nn.functional_extra."""
 import math
 
+from . import composed as _composed
 from . import functional_extra as F
 from .initializer import Constant, Normal
 from .layer import Layer
@@ -186,6 +187,24 @@ _ACTS = {"relu": _C.nn.functional.relu, "sigmoid": _C.nn.functional.sigmoid, "ta
          "elu": F.elu, "swish": F.swish, "mish": F.mish, "hardsigmoid": F.hardsigmoid, "softsign": F.softsign}
 
 
+class GroupNorm(_composed.GroupNorm):
+    """Paddle's GroupNorm (weight, bias [C]) on the batch-norm kernel (functional_extra)."""
+
+    def forward(self, x):
+        return F.group_norm(x, self._groups, self._epsilon, self._parameters.get("weight"),
+                            self._parameters.get("bias"))
+
+
+class InstanceNorm2D(_composed.InstanceNorm2D):
+    """Paddle's InstanceNorm2D (scale, bias [C]) on the batch-norm kernel (functional_extra)."""
+
+    def forward(self, x):
+        if x.ndim != 4:
+            raise ValueError(f"InstanceNorm2D: expected 4-D NCHW input, got shape {list(x.shape)}")
+        return F.instance_norm(x, weight=self._parameters.get("scale"), bias=self._parameters.get("bias"),
+                               eps=self._epsilon)
+
+
 class LocalResponseNorm(Layer):
     def __init__(self, size, alpha=0.0001, beta=0.75, k=1.0, data_format="NCHW", name=None):
         super().__init__()
@@ -310,6 +329,6 @@ class PairwiseDistance(Layer):
 
 
 __all__ = ["Conv1D", "Conv1DTranspose", "Conv2DTranspose", "MaxPool1D", "AvgPool1D", "AdaptiveAvgPool1D",
-           "BatchNorm", "BatchNorm1D", "BatchNorm3D", "LocalResponseNorm", "ELU", "SELU", "Swish", "Mish",
+           "BatchNorm", "BatchNorm1D", "BatchNorm3D", "GroupNorm", "InstanceNorm2D", "LocalResponseNorm", "ELU", "SELU", "Swish", "Mish",
            "Hardsigmoid", "Hardtanh", "Softsign", "Tanhshrink", "LogSoftmax", "PixelShuffle", "AlphaDropout",
            "MarginRankingLoss", "CosineSimilarity", "PairwiseDistance"]
