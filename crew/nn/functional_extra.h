@@ -17,6 +17,11 @@ Tensor conv2d_transpose(const Tensor& x, const Tensor& weight, const Tensor& bia
                         Pair padding = {0, 0}, Pair output_padding = {0, 0}, Pair dilation = {1, 1},
                         int64_t groups = 1);
 
+// x [N, C, H, W] float32 -> [N, C, out_h, out_w] on oneDNN resampling: nearest (source
+// floor((o + 0.5) in / out), Paddle's rule for integer upscales) or half-pixel bilinear
+// (Paddle's align_corners=False, align_mode=0); crew/tensor/kernels/resample.h.
+Tensor resample2d(const Tensor& x, Pair out, bool bilinear);
+
 // Paddle's activations, float32 (oneDNN where it has them) and float64.
 Tensor elu(const Tensor& x, double alpha = 1.0);
 Tensor selu(const Tensor& x, double scale = 1.0507009873554804934193349852946,

@@ -449,3 +449,80 @@ def test_group_norm_and_instance_norm_on_the_batch_norm_kernel(groups):
         assert sorted(inn.state_dict().keys()) == ["bias", "scale"]
         np.testing.assert_allclose(inn(t(x)).numpy(), ref, rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(F.instance_norm(t(x)).numpy(), ref, rtol=1e-4, atol=1e-5)
+
+
+def np_resize_matrix(n_in, n_out, mode, align_corners, align_mode):
+    """Paddle 2.4's index rules, written out for the reference."""
+    m = np.zeros((n_out, n_in))
+    ratio = (n_in - 1) / (n_out - 1) if align_corners and n_out > 1 else n_in / n_out
+    for i in range(n_out):
+        if mode == "nearest":
+            m[i, min(int(round(i * ratio)) if align_corners else int(math.floor(i * ratio)), n_in - 1)] = 1
+            continue
+        src = i * ratio if (align_corners or align_mode == 1) else max((i + 0.5) * ratio - 0.5, 0.0)
+        j0 = min(int(math.floor(src)), n_in - 1)
+        m[i, j0] += 1 - (src - j0)
+        m[i, min(j0 + 1, n_in - 1)] += src - j0
+    return m
+
+
+@pytest.mark.parametrize("mode,size,align_corners,align_mode", [
+    ("nearest", (8, 9), False, 0),   # integer upscale: oneDNN
+    ("nearest", (3, 5), False, 0),   # downsample: resize matrices
+    ("bilinear", (7, 13), False, 0),  # oneDNN, fractional ratios too
+    ("bilinear", (2, 2), False, 0),
+    ("bilinear", (7, 13), True, 0),   # resize matrices
+    ("bilinear", (6, 6), False, 1),
+])
+def test_interpolate_matches_paddle_rules_and_gradients(mode, size, align_corners, align_mode):
+    x = RNG.standard_normal((2, 3, 4, 3))
+    mh = np_resize_matrix(4, size[0], mode, align_corners, align_mode)
+    mw = np_resize_matrix(3, size[1], mode, align_corners, align_mode)
+    ref = np.einsum("ih,nchw,jw->ncij", mh, x, mw)
+    xt = t(x, True)
+    y = F.interpolate(xt, size=list(size), mode=mode, align_corners=align_corners, align_mode=align_mode)
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-5, atol=1e-6)
+    gy = RNG.standard_normal(ref.shape)
+    (y * t(gy)).sum().backward()
+    np.testing.assert_allclose(xt.grad.numpy(), np.einsum("ih,ncij,jw->nchw", mh, gy, mw), rtol=1e-4, atol=1e-5)
+    if torch is not None and not (mode == "bilinear" and align_mode == 1 and not align_corners):
+        ty = TF.interpolate(torch.tensor(x), size=size, mode=mode,
+                            align_corners=align_corners if mode == "bilinear" else None)
+        np.testing.assert_allclose(y.numpy(), ty.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_upsample_layers_and_scale_factor():
+    x = RNG.standard_normal((1, 2, 3, 4))
+    near = nn.UpsamplingNearest2D(scale_factor=2)(t(x)).numpy()
+    np.testing.assert_allclose(near, x.repeat(2, 2).repeat(2, 3), rtol=1e-6)
+    bil = nn.Upsample(scale_factor=[2, 3], mode="bilinear")(t(x))
+    assert bil.shape == [1, 2, 6, 12]
+    ref = np.einsum("ih,nchw,jw->ncij", np_resize_matrix(3, 6, "bilinear", False, 0), x,
+                    np_resize_matrix(4, 12, "bilinear", False, 0))
+    np.testing.assert_allclose(bil.numpy(), ref, rtol=1e-5, atol=1e-6)
+    ac = nn.UpsamplingBilinear2D(size=[5, 7])(t(x)).numpy()
+    ref = np.einsum("ih,nchw,jw->ncij", np_resize_matrix(3, 5, "bilinear", True, 0), x,
+                    np_resize_matrix(4, 7, "bilinear", True, 0))
+    np.testing.assert_allclose(ac, ref, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="NHWC"):
+        F.interpolate(t(x), scale_factor=2, data_format="NHWC")
+
+
+def test_interpolate_runs_onednn_where_its_rules_are_paddles(monkeypatch):
+    import crew.nn.functional_extra as fx
+    calls = []
+
+    class Spy:
+        def __getattr__(self, name):
+            fn = getattr(crew._C.nn.functional, name)
+            if name == "resample2d":
+                return lambda *a: calls.append(a[1:]) or fn(*a)
+            return fn
+
+    monkeypatch.setattr(fx, "_f", Spy())
+    x = t(RNG.standard_normal((1, 1, 4, 4)))
+    F.interpolate(x, scale_factor=2)
+    F.interpolate(x, size=[7, 5], mode="bilinear")
+    F.interpolate(x, size=[6, 6], mode="nearest")  # 1.5x: Paddle's floor rule, resize matrices
+    F.interpolate(x, size=[7, 5], mode="bilinear", align_corners=True)
+    assert calls == [([8, 8], False), ([7, 5], True)]

@@ -6,6 +6,7 @@
 #include "crew/nn/functional_extra.h"
 #include "crew/tensor/kernels/conv.h"
 #include "crew/tensor/kernels/eltwise_param.h"
+#include "crew/tensor/kernels/resample.h"
 
 namespace crew::nn::functional {
 
@@ -52,6 +53,18 @@ Tensor conv2d_transpose(const Tensor& x, const Tensor& weight, const Tensor& bia
   CREW_CHECK(bias.numel() == y_shape[1], "conv2d_transpose: bias has ", bias.numel(), " elements, expected ",
              y_shape[1]);
   return add(y, reshape(bias, {1, y_shape[1], 1, 1}));
+}
+
+Tensor resample2d(const Tensor& x, Pair out, bool bilinear) {
+  const auto mode = bilinear ? kernels::ResampleMode::LINEAR : kernels::ResampleMode::NEAREST;
+  Tensor y = kernels::resample2d_forward(mode, x, out);
+  if (autograd::should_record({&x})) {
+    autograd::record(y, bilinear ? "resample2d_bilinear" : "resample2d_nearest", {x},
+                     [mode, shape = x.shape()](const Tensor& g, const std::vector<bool>&) {
+                       return std::vector<Tensor>{kernels::resample2d_backward(mode, g, shape)};
+                     });
+  }
+  return y;
 }
 
 namespace {

@@ -29,3 +29,4 @@ from .functional_extra import (adaptive_avg_pool1d, alpha_dropout, avg_pool1d, a
                                sigmoid_focal_loss, softmax_with_cross_entropy, softsign, square_error_cost,
                                swish, tanhshrink, unfold)
 from .functional_extra import group_norm, instance_norm  # noqa: F401,E402,F811
+from .functional_extra import interpolate, upsample  # noqa: F401,E402,F811

@@ -508,3 +508,45 @@ def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None
 
 
 __all__ += ["group_norm", "instance_norm"]
+
+
+# ---- resizing ----
+def _resize_size(op, x, size, scale_factor):
+    h, w = x.shape[2], x.shape[3]
+    if size is not None:
+        oh, ow = _n(size, 2, op, "size")
+        return oh, ow, None
+    if scale_factor is None:
+        raise ValueError(f"{op}: give size or scale_factor")
+    sh, sw = (scale_factor, scale_factor) if np.isscalar(scale_factor) else [float(s) for s in scale_factor]
+    return int(h * sh), int(w * sw), (float(sh), float(sw))
+
+
+def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=False, align_mode=0,
+                data_format="NCHW", name=None):
+    """x [N, C, H, W] -> [N, C, oh, ow], Paddle's index rules. float32 nearest with integer
+    upscales and bilinear with align_corners=False, align_mode=0 run oneDNN resampling (its
+    rules are Paddle's there); every other case (align_corners=True, align_mode=1, nearest
+    downsampling or fractional ratios, float64) runs as two matmuls with resize matrices."""
+    from .composed_functional import interpolate as _by_matrices
+    _format("interpolate", data_format, ("NCHW",))
+    mode = str(mode).lower()
+    if mode not in ("nearest", "bilinear"):
+        raise ValueError(f"interpolate: mode '{mode}' is not supported (nearest, bilinear)")
+    if x.ndim != 4:
+        raise ValueError(f"interpolate: expected 4-D NCHW input, got shape {list(x.shape)}")
+    oh, ow, scale = _resize_size("interpolate", x, size, scale_factor)
+    h, w = x.shape[2], x.shape[3]
+    # oneDNN's ratio is in / out; Paddle's is 1 / scale_factor when one is given.
+    same_ratio = scale is None or (abs(h * scale[0] - oh) < 1e-9 and abs(w * scale[1] - ow) < 1e-9)
+    fast = x.dtype == _C.dtype.float32 and not align_corners and same_ratio and oh >= 1 and ow >= 1
+    if fast and mode == "nearest" and oh % h == 0 and ow % w == 0:
+        return _f.resample2d(x, [oh, ow], False)
+    if fast and mode == "bilinear" and align_mode == 0:
+        return _f.resample2d(x, [oh, ow], True)
+    return _by_matrices(x, size, scale_factor, mode, align_corners, align_mode, data_format)
+
+
+upsample = interpolate
+
+__all__ += ["interpolate", "upsample"]

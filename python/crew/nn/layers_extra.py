@@ -214,6 +214,22 @@ class LocalResponseNorm(Layer):
         return F.local_response_norm(x, *self._args)
 
 
+# ---- resizing (oneDNN resampling where its rules are Paddle's; functional_extra) ----
+class Upsample(_composed.Upsample):
+    def forward(self, x):
+        return F.interpolate(x, *self._args)
+
+
+class UpsamplingNearest2D(Upsample):
+    def __init__(self, size=None, scale_factor=None, data_format="NCHW", name=None):
+        super().__init__(size, scale_factor, "nearest", False, 0, data_format)
+
+
+class UpsamplingBilinear2D(Upsample):
+    def __init__(self, size=None, scale_factor=None, data_format="NCHW", name=None):
+        super().__init__(size, scale_factor, "bilinear", True, 0, data_format)
+
+
 # ---- activations ----
 class _Act(Layer):
     def __init__(self, *args):
@@ -329,6 +345,6 @@ class PairwiseDistance(Layer):
 
 
 __all__ = ["Conv1D", "Conv1DTranspose", "Conv2DTranspose", "MaxPool1D", "AvgPool1D", "AdaptiveAvgPool1D",
-           "BatchNorm", "BatchNorm1D", "BatchNorm3D", "GroupNorm", "InstanceNorm2D", "LocalResponseNorm", "ELU", "SELU", "Swish", "Mish",
+           "BatchNorm", "BatchNorm1D", "BatchNorm3D", "GroupNorm", "InstanceNorm2D", "Upsample", "UpsamplingNearest2D", "UpsamplingBilinear2D", "LocalResponseNorm", "ELU", "SELU", "Swish", "Mish",
            "Hardsigmoid", "Hardtanh", "Softsign", "Tanhshrink", "LogSoftmax", "PixelShuffle", "AlphaDropout",
            "MarginRankingLoss", "CosineSimilarity", "PairwiseDistance"]
