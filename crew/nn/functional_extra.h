@@ -22,6 +22,11 @@ Tensor conv2d_transpose(const Tensor& x, const Tensor& weight, const Tensor& bia
 // (Paddle's align_corners=False, align_mode=0); crew/tensor/kernels/resample.h.
 Tensor resample2d(const Tensor& x, Pair out, bool bilinear);
 
+// Local response normalisation across the channels of x [N, C, H, W] float32, odd size
+// (Paddle's window): oneDNN lrn (crew/tensor/kernels/lrn.h).
+Tensor local_response_norm(const Tensor& x, int64_t size, double alpha = 1e-4, double beta = 0.75,
+                           double k = 1.0);
+
 // Paddle's activations, float32 (oneDNN where it has them) and float64.
 Tensor elu(const Tensor& x, double alpha = 1.0);
 Tensor selu(const Tensor& x, double scale = 1.0507009873554804934193349852946,

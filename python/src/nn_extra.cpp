@@ -54,6 +54,8 @@ void bind_nn_extra(py::module_& m) {
         py::arg("x"), py::arg("running_mean"), py::arg("running_var"), py::arg("weight"), py::arg("bias"),
         py::arg("training"), py::arg("momentum"), py::arg("epsilon"));
   f.def("resample2d", &F::resample2d, py::arg("x"), py::arg("out"), py::arg("bilinear"), Release());
+  f.def("local_response_norm", &F::local_response_norm, py::arg("x"), py::arg("size"), py::arg("alpha"),
+        py::arg("beta"), py::arg("k"), Release());
   f.def("elu", &F::elu, py::arg("x"), py::arg("alpha") = 1.0, Release());
   f.def("selu", &F::selu, py::arg("x"), py::arg("scale"), py::arg("alpha"), Release());
   f.def("swish", &F::swish, py::arg("x"), Release());

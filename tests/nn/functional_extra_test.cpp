@@ -100,5 +100,53 @@ TEST(FunctionalExtraTest, Conv2dTransposeRejectsBadArguments) {
   EXPECT_THROW(F::conv2d_transpose(x, w, random_input({4}, DType::FLOAT32)), std::exception);  // bias size
 }
 
+TEST(FunctionalExtraTest, Resample2dNearestRepeatsAndBilinearIsHalfPixel) {
+  Tensor x = Tensor::from_vector(std::vector<float>{1, 2, 3, 4}, Shape{1, 1, 2, 2});
+  const std::vector<float> near = F::resample2d(x, {4, 4}, false).to_vector<float>();
+  const std::vector<float> want{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4};
+  EXPECT_EQ(near, want);
+  // Half-pixel bilinear, borders clamped: output row 1 of 4 reads source 0.25.
+  const std::vector<float> bil = F::resample2d(x, {4, 1}, true).to_vector<float>();
+  // Columns: 1 output of 2 inputs -> source 0.5, the mean of the two columns.
+  EXPECT_NEAR(bil[0], 1.5, 1e-6);
+  EXPECT_NEAR(bil[1], 0.75 * 1.5 + 0.25 * 3.5, 1e-6);
+  EXPECT_NEAR(bil[3], 3.5, 1e-6);
+}
+
+TEST(FunctionalExtraTest, Resample2dGradients) {
+  Tensor x = random_input({2, 2, 3, 4}, DType::FLOAT32, 8);
+  for (bool bilinear : {false, true}) {
+    expect_gradients_match([bilinear](const Inputs& in) { return F::resample2d(in[0], {6, 8}, bilinear); }, {x},
+                           testing::float32_options());
+  }
+  expect_gradients_match([](const Inputs& in) { return F::resample2d(in[0], {5, 3}, true); }, {x},
+                         testing::float32_options());
+}
+
+TEST(FunctionalExtraTest, LocalResponseNormValuesAndGradients) {
+  Tensor x = random_input({2, 7, 2, 3}, DType::FLOAT32, 9);
+  const double alpha = 0.3, beta = 0.6, k = 1.5;
+  const int64_t size = 5;
+  const std::vector<double> xv = x.to_vector<double>();
+  const std::vector<double> yv = F::local_response_norm(x, size, alpha, beta, k).to_vector<double>();
+  const int64_t c = 7, hw = 6;
+  for (int64_t n = 0; n < 2; ++n) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      for (int64_t i = 0; i < hw; ++i) {
+        double sum = 0;
+        for (int64_t j = std::max<int64_t>(0, ch - 2); j <= std::min<int64_t>(c - 1, ch + 2); ++j) {
+          const double v = xv[(n * c + j) * hw + i];
+          sum += v * v;
+        }
+        const int64_t at = (n * c + ch) * hw + i;
+        EXPECT_NEAR(yv[at], xv[at] / std::pow(k + alpha / size * sum, beta), 1e-5);
+      }
+    }
+  }
+  expect_gradients_match([](const Inputs& in) { return F::local_response_norm(in[0], 5, 0.3, 0.6, 1.5); }, {x},
+                         testing::float32_options());
+  EXPECT_THROW(F::local_response_norm(x, 4), std::exception);  // even: not oneDNN's window
+}
+
 }  // namespace
 }  // namespace crew

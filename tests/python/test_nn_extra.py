@@ -288,13 +288,21 @@ def test_batch_norm_functional_gradients_match_torch():
     np.testing.assert_allclose(wt.grad.numpy(), W.grad.numpy(), rtol=1e-3, atol=1e-4)
 
 
-@pytest.mark.parametrize("size", [3, 4])
+@pytest.mark.parametrize("size", [3, 4, 5])
 def test_local_response_norm(size):
     x = RNG.standard_normal((2, 6, 3, 4))
     y = nn.LocalResponseNorm(size, alpha=0.3, beta=0.6, k=1.5)(t(x)).numpy()
     sq = np.pad(x * x, ((0, 0), (size // 2, (size - 1) // 2), (0, 0), (0, 0)))
     div = np.stack([sq[:, c:c + size].sum(1) for c in range(6)], 1) * 0.3 / size + 1.5
     np.testing.assert_allclose(y, x / div ** 0.6, rtol=1e-5, atol=1e-6)
+    y64 = F.local_response_norm(t(x, dtype=np.float64), size, 0.3, 0.6, 1.5).numpy()
+    np.testing.assert_allclose(y64, x / div ** 0.6, rtol=1e-10)
+    gradcheck(lambda v: F.local_response_norm(v, size, 0.3, 0.6, 1.5), x[:1, :, :2, :2])
+    x3 = RNG.standard_normal((2, 6, 5))  # NCL
+    sq3 = np.pad(x3 * x3, ((0, 0), (size // 2, (size - 1) // 2), (0, 0)))
+    div3 = np.stack([sq3[:, c:c + size].sum(1) for c in range(6)], 1) * 0.3 / size + 1.5
+    np.testing.assert_allclose(F.local_response_norm(t(x3), size, 0.3, 0.6, 1.5, data_format="NCL").numpy(),
+                               x3 / div3 ** 0.6, rtol=1e-5, atol=1e-6)
     xt = t(x, True)
     gy = RNG.standard_normal(x.shape)
     (F.local_response_norm(xt, size, 0.3, 0.6, 1.5) * t(gy)).sum().backward()

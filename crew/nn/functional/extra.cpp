@@ -6,6 +6,7 @@
 #include "crew/nn/functional_extra.h"
 #include "crew/tensor/kernels/conv.h"
 #include "crew/tensor/kernels/eltwise_param.h"
+#include "crew/tensor/kernels/lrn.h"
 #include "crew/tensor/kernels/resample.h"
 
 namespace crew::nn::functional {
@@ -65,6 +66,21 @@ Tensor resample2d(const Tensor& x, Pair out, bool bilinear) {
                      });
   }
   return y;
+}
+
+Tensor local_response_norm(const Tensor& x, int64_t size, double alpha, double beta, double k) {
+  const kernels::LrnParams p{size, alpha, beta, k};
+  const bool record = autograd::should_record({&x});
+  kernels::LrnForwardResult r = kernels::lrn_forward(x, p);
+  if (record) {
+    autograd::record(
+        r.y, "local_response_norm", {x},
+        [p, saved = x.detach(), ws = r.workspace](const Tensor& g, const std::vector<bool>&) {
+          return std::vector<Tensor>{kernels::lrn_backward(g, saved, ws, p)};
+        },
+        {x});
+  }
+  return r.y;
 }
 
 namespace {

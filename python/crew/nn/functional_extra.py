@@ -252,17 +252,22 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
 
 
 def local_response_norm(x, size, alpha=0.0001, beta=0.75, k=1.0, data_format="NCHW", name=None):
-    """x / (k + alpha / size * sum of x^2 over the channels c - size//2 .. c + (size-1)//2)^beta:
-    the window sum is an average pool (oneDNN) over zero-padded squared channels."""
+    """x / (k + alpha / size * sum of x^2 over the channels c - size//2 .. c + (size-1)//2)^beta.
+    Odd sizes in float32 run oneDNN's lrn (its window is then Paddle's); even sizes and
+    float64 add up `size` shifted slices of the zero-padded squares."""
     _format("local_response_norm", data_format, ("NCL", "NCHW", "NCDHW"))
     if x.ndim < 3:
         raise ValueError(f"local_response_norm: expected 3-D or more input, got shape {list(x.shape)}")
     n, c = x.shape[0], x.shape[1]
     rest = int(np.prod(x.shape[2:]))
-    sq = _C.reshape(x * x, [n, 1, c, rest])
-    sq = _pad_axis(sq, 2, size // 2, (size - 1) // 2, "constant", 0.0)
-    avg = _f.avg_pool2d(sq, [int(size), 1], [1, 1], [0, 0])
-    div = _C.pow(_C.reshape(avg, list(x.shape)) * float(alpha) + float(k), float(beta))
+    if int(size) % 2 == 1 and x.dtype == _C.dtype.float32:  # oneDNN's window is Paddle's
+        y = _f.local_response_norm(_C.reshape(x, [n, c, rest, 1]), int(size), float(alpha), float(beta), float(k))
+        return _C.reshape(y, list(x.shape))
+    sq = _pad_axis(_C.reshape(x * x, [n, c, rest]), 1, size // 2, (size - 1) // 2, "constant", 0.0)
+    window = _C.slice(sq, [1], [0], [c])
+    for j in range(1, int(size)):
+        window = window + _C.slice(sq, [1], [j], [j + c])
+    div = _C.pow(_C.reshape(window, list(x.shape)) * (float(alpha) / size) + float(k), float(beta))
     return x / div
 
 
