@@ -517,7 +517,7 @@ def test_upsample_layers_and_scale_factor():
 
 
 def test_interpolate_runs_onednn_where_its_rules_are_paddles(monkeypatch):
-    import crew.nn.functional_extra as fx
+    import crew.nn.functional_conv as fx
     calls = []
 
     class Spy:

@@ -345,6 +345,7 @@ class PairwiseDistance(Layer):
 
 
 __all__ = ["Conv1D", "Conv1DTranspose", "Conv2DTranspose", "MaxPool1D", "AvgPool1D", "AdaptiveAvgPool1D",
-           "BatchNorm", "BatchNorm1D", "BatchNorm3D", "GroupNorm", "InstanceNorm2D", "Upsample", "UpsamplingNearest2D", "UpsamplingBilinear2D", "LocalResponseNorm", "ELU", "SELU", "Swish", "Mish",
+           "BatchNorm", "BatchNorm1D", "BatchNorm3D", "GroupNorm", "InstanceNorm2D", "Upsample",
+           "UpsamplingNearest2D", "UpsamplingBilinear2D", "LocalResponseNorm", "ELU", "SELU", "Swish", "Mish",
            "Hardsigmoid", "Hardtanh", "Softsign", "Tanhshrink", "LogSoftmax", "PixelShuffle", "AlphaDropout",
            "MarginRankingLoss", "CosineSimilarity", "PairwiseDistance"]
