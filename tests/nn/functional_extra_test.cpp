@@ -1,8 +1,9 @@
 // conv2d_transpose and the parametrised activations (crew/nn/functional_extra.h):
 // gradient checks, values, and conv2d_transpose as conv2d's adjoint.
+#include "crew/nn/functional_extra.h"
+
 #include <cmath>
 
-#include "crew/nn/functional_extra.h"
 #include "tests/nn/functional_test_util.h"
 
 namespace crew {
@@ -14,28 +15,44 @@ using namespace nn::functional_testing;
 // hardtanh; loops for the rest), inputs spread over [-3, 3] to reach both sides of the kinks.
 Tensor apply(int kind, const Tensor& x) {
   switch (kind) {
-    case 0: return F::elu(x, 0.7);
-    case 1: return F::selu(x);
-    case 2: return F::swish(x);
-    case 3: return F::mish(x);
-    case 4: return F::hardsigmoid(x, 0.2, 0.4);
-    case 5: return F::hardtanh(x, -0.5, 1.5);
-    case 6: return F::softsign(x);
-    default: return F::tanhshrink(x);
+    case 0:
+      return F::elu(x, 0.7);
+    case 1:
+      return F::selu(x);
+    case 2:
+      return F::swish(x);
+    case 3:
+      return F::mish(x);
+    case 4:
+      return F::hardsigmoid(x, 0.2, 0.4);
+    case 5:
+      return F::hardtanh(x, -0.5, 1.5);
+    case 6:
+      return F::softsign(x);
+    default:
+      return F::tanhshrink(x);
   }
 }
 
 double reference(int kind, double x) {
   const double a = 1.6732632423543772848170429916717, s = 1.0507009873554804934193349852946;
   switch (kind) {
-    case 0: return x > 0 ? x : 0.7 * std::expm1(x);
-    case 1: return s * (x > 0 ? x : a * std::expm1(x));
-    case 2: return x / (1 + std::exp(-x));
-    case 3: return x * std::tanh(std::log1p(std::exp(x)));
-    case 4: return std::min(1.0, std::max(0.0, 0.2 * x + 0.4));
-    case 5: return std::min(1.5, std::max(-0.5, x));
-    case 6: return x / (1 + std::abs(x));
-    default: return x - std::tanh(x);
+    case 0:
+      return x > 0 ? x : 0.7 * std::expm1(x);
+    case 1:
+      return s * (x > 0 ? x : a * std::expm1(x));
+    case 2:
+      return x / (1 + std::exp(-x));
+    case 3:
+      return x * std::tanh(std::log1p(std::exp(x)));
+    case 4:
+      return std::min(1.0, std::max(0.0, 0.2 * x + 0.4));
+    case 5:
+      return std::min(1.5, std::max(-0.5, x));
+    case 6:
+      return x / (1 + std::abs(x));
+    default:
+      return x - std::tanh(x);
   }
 }
 
@@ -88,14 +105,17 @@ TEST(FunctionalExtraTest, Conv2dTransposeGradients) {
   Tensor w = random_input({2, 3, 2, 2}, DType::FLOAT32, 5);
   Tensor b = random_input({3}, DType::FLOAT32, 6);
   expect_gradients_match(
-      [](const Inputs& in) { return F::conv2d_transpose(in[0], in[1], in[2], {2, 2}, {1, 0}, {1, 0}); },
+      [](const Inputs& in) {
+        return F::conv2d_transpose(in[0], in[1], in[2], {2, 2}, {1, 0}, {1, 0});
+      },
       {x, w, b}, testing::float32_options());
 }
 
 TEST(FunctionalExtraTest, Conv2dTransposeRejectsBadArguments) {
   Tensor x = random_input({1, 2, 3, 3}, DType::FLOAT32);
   Tensor w = random_input({2, 3, 2, 2}, DType::FLOAT32);
-  EXPECT_THROW(F::conv2d_transpose(x, w, Tensor(), {1, 1}, {0, 0}, {1, 1}), std::exception);  // out_pad >= stride
+  EXPECT_THROW(F::conv2d_transpose(x, w, Tensor(), {1, 1}, {0, 0}, {1, 1}),
+               std::exception);  // out_pad >= stride
   EXPECT_THROW(F::conv2d_transpose(random_input({1, 3, 3, 3}, DType::FLOAT32), w, Tensor()), std::exception);
   EXPECT_THROW(F::conv2d_transpose(x, w, random_input({4}, DType::FLOAT32)), std::exception);  // bias size
 }
@@ -116,11 +136,17 @@ TEST(FunctionalExtraTest, Resample2dNearestRepeatsAndBilinearIsHalfPixel) {
 TEST(FunctionalExtraTest, Resample2dGradients) {
   Tensor x = random_input({2, 2, 3, 4}, DType::FLOAT32, 8);
   for (bool bilinear : {false, true}) {
-    expect_gradients_match([bilinear](const Inputs& in) { return F::resample2d(in[0], {6, 8}, bilinear); }, {x},
-                           testing::float32_options());
+    expect_gradients_match(
+        [bilinear](const Inputs& in) {
+          return F::resample2d(in[0], {6, 8}, bilinear);
+        },
+        {x}, testing::float32_options());
   }
-  expect_gradients_match([](const Inputs& in) { return F::resample2d(in[0], {5, 3}, true); }, {x},
-                         testing::float32_options());
+  expect_gradients_match(
+      [](const Inputs& in) {
+        return F::resample2d(in[0], {5, 3}, true);
+      },
+      {x}, testing::float32_options());
 }
 
 TEST(FunctionalExtraTest, LocalResponseNormValuesAndGradients) {
@@ -143,8 +169,8 @@ TEST(FunctionalExtraTest, LocalResponseNormValuesAndGradients) {
       }
     }
   }
-  expect_gradients_match([](const Inputs& in) { return F::local_response_norm(in[0], 5, 0.3, 0.6, 1.5); }, {x},
-                         testing::float32_options());
+  expect_gradients_match([](const Inputs& in) { return F::local_response_norm(in[0], 5, 0.3, 0.6, 1.5); },
+                         {x}, testing::float32_options());
   EXPECT_THROW(F::local_response_norm(x, 4), std::exception);  // even: not oneDNN's window
 }
 

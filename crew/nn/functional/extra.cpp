@@ -73,12 +73,11 @@ Tensor local_response_norm(const Tensor& x, int64_t size, double alpha, double b
   const bool record = autograd::should_record({&x});
   kernels::LrnForwardResult r = kernels::lrn_forward(x, p);
   if (record) {
-    autograd::record(
-        r.y, "local_response_norm", {x},
-        [p, saved = x.detach(), ws = r.workspace](const Tensor& g, const std::vector<bool>&) {
-          return std::vector<Tensor>{kernels::lrn_backward(g, saved, ws, p)};
-        },
-        {x});
+    autograd::record(r.y, "local_response_norm", {x},
+                     [p, saved = x.detach(), ws = r.workspace](const Tensor& g, const std::vector<bool>&) {
+                       return std::vector<Tensor>{kernels::lrn_backward(g, saved, ws, p)};
+                     },
+                     {x});
   }
   return r.y;
 }
@@ -89,12 +88,11 @@ Tensor eltwise(kernels::EltwiseOp op, double alpha, double beta, const char* nam
   const kernels::EltwiseParams p{op, alpha, beta};
   Tensor y = kernels::eltwise_forward(p, x);
   if (autograd::should_record({&x})) {
-    autograd::record(
-        y, name, {x},
-        [p, saved = x.detach()](const Tensor& g, const std::vector<bool>&) {
-          return std::vector<Tensor>{kernels::eltwise_backward(p, g, saved)};
-        },
-        {x});
+    autograd::record(y, name, {x},
+                     [p, saved = x.detach()](const Tensor& g, const std::vector<bool>&) {
+                       return std::vector<Tensor>{kernels::eltwise_backward(p, g, saved)};
+                     },
+                     {x});
   }
   return y;
 }

@@ -11,14 +11,22 @@ namespace {
 
 const char* op_name(EltwiseOp op) {
   switch (op) {
-    case EltwiseOp::ELU: return "elu";
-    case EltwiseOp::SELU: return "selu";
-    case EltwiseOp::SWISH: return "swish";
-    case EltwiseOp::MISH: return "mish";
-    case EltwiseOp::HARDSIGMOID: return "hardsigmoid";
-    case EltwiseOp::HARDTANH: return "hardtanh";
-    case EltwiseOp::SOFTSIGN: return "softsign";
-    case EltwiseOp::TANHSHRINK: return "tanhshrink";
+    case EltwiseOp::ELU:
+      return "elu";
+    case EltwiseOp::SELU:
+      return "selu";
+    case EltwiseOp::SWISH:
+      return "swish";
+    case EltwiseOp::MISH:
+      return "mish";
+    case EltwiseOp::HARDSIGMOID:
+      return "hardsigmoid";
+    case EltwiseOp::HARDTANH:
+      return "hardtanh";
+    case EltwiseOp::SOFTSIGN:
+      return "softsign";
+    case EltwiseOp::TANHSHRINK:
+      return "tanhshrink";
   }
   return "eltwise";
 }
@@ -26,11 +34,20 @@ const char* op_name(EltwiseOp op) {
 // The oneDNN algorithm for float32, or false when oneDNN 2.6 has none (then a loop runs).
 bool dnnl_algorithm(EltwiseOp op, dnnl::algorithm* alg) {
   switch (op) {
-    case EltwiseOp::ELU: *alg = dnnl::algorithm::eltwise_elu; return true;
-    case EltwiseOp::SWISH: *alg = dnnl::algorithm::eltwise_swish; return true;
-    case EltwiseOp::MISH: *alg = dnnl::algorithm::eltwise_mish; return true;
-    case EltwiseOp::HARDTANH: *alg = dnnl::algorithm::eltwise_clip_v2; return true;
-    default: return false;
+    case EltwiseOp::ELU:
+      *alg = dnnl::algorithm::eltwise_elu;
+      return true;
+    case EltwiseOp::SWISH:
+      *alg = dnnl::algorithm::eltwise_swish;
+      return true;
+    case EltwiseOp::MISH:
+      *alg = dnnl::algorithm::eltwise_mish;
+      return true;
+    case EltwiseOp::HARDTANH:
+      *alg = dnnl::algorithm::eltwise_clip_v2;
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -38,22 +55,32 @@ double softplus(double x) { return x > 20 ? x : std::log1p(std::exp(x)); }
 
 double forward_value(const EltwiseParams& p, double x) {
   switch (p.op) {
-    case EltwiseOp::ELU: return x > 0 ? x : p.alpha * std::expm1(x);
-    case EltwiseOp::SELU: return p.beta * (x > 0 ? x : p.alpha * std::expm1(x));
-    case EltwiseOp::SWISH: return x / (1 + std::exp(-p.alpha * x));
-    case EltwiseOp::MISH: return x * std::tanh(softplus(x));
-    case EltwiseOp::HARDSIGMOID: return std::min(1.0, std::max(0.0, p.alpha * x + p.beta));
-    case EltwiseOp::HARDTANH: return std::min(p.beta, std::max(p.alpha, x));
-    case EltwiseOp::SOFTSIGN: return x / (1 + std::abs(x));
-    case EltwiseOp::TANHSHRINK: return x - std::tanh(x);
+    case EltwiseOp::ELU:
+      return x > 0 ? x : p.alpha * std::expm1(x);
+    case EltwiseOp::SELU:
+      return p.beta * (x > 0 ? x : p.alpha * std::expm1(x));
+    case EltwiseOp::SWISH:
+      return x / (1 + std::exp(-p.alpha * x));
+    case EltwiseOp::MISH:
+      return x * std::tanh(softplus(x));
+    case EltwiseOp::HARDSIGMOID:
+      return std::min(1.0, std::max(0.0, p.alpha * x + p.beta));
+    case EltwiseOp::HARDTANH:
+      return std::min(p.beta, std::max(p.alpha, x));
+    case EltwiseOp::SOFTSIGN:
+      return x / (1 + std::abs(x));
+    case EltwiseOp::TANHSHRINK:
+      return x - std::tanh(x);
   }
   return 0;
 }
 
 double derivative(const EltwiseParams& p, double x) {
   switch (p.op) {
-    case EltwiseOp::ELU: return x > 0 ? 1 : p.alpha * std::exp(x);
-    case EltwiseOp::SELU: return p.beta * (x > 0 ? 1 : p.alpha * std::exp(x));
+    case EltwiseOp::ELU:
+      return x > 0 ? 1 : p.alpha * std::exp(x);
+    case EltwiseOp::SELU:
+      return p.beta * (x > 0 ? 1 : p.alpha * std::exp(x));
     case EltwiseOp::SWISH: {
       const double s = 1 / (1 + std::exp(-p.alpha * x));
       return s + p.alpha * x * s * (1 - s);
@@ -67,7 +94,8 @@ double derivative(const EltwiseParams& p, double x) {
       const double v = p.alpha * x + p.beta;
       return v > 0 && v < 1 ? p.alpha : 0;
     }
-    case EltwiseOp::HARDTANH: return x > p.alpha && x < p.beta ? 1 : 0;
+    case EltwiseOp::HARDTANH:
+      return x > p.alpha && x < p.beta ? 1 : 0;
     case EltwiseOp::SOFTSIGN: {
       const double d = 1 + std::abs(x);
       return 1 / (d * d);
@@ -136,8 +164,8 @@ Tensor eltwise_forward_cpu(const EltwiseParams& p, const Tensor& x) {
   try {
     auto e = entry(p, alg, x.numel());
     Tensor y = Tensor::uninitialized(x.shape(), x.dtype());
-    e->fwd.execute(detail::cpu_stream(),
-                   {{DNNL_ARG_SRC, detail::as_memory(x, e->md)}, {DNNL_ARG_DST, detail::as_memory(y, e->md)}});
+    e->fwd.execute(detail::cpu_stream(), {{DNNL_ARG_SRC, detail::as_memory(x, e->md)},
+                                          {DNNL_ARG_DST, detail::as_memory(y, e->md)}});
     return y;
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl(op_name(p.op), err);

@@ -19,8 +19,8 @@ std::shared_ptr<Entry> entry(const Shape& shape, const LrnParams& p) {
     e->md = detail::plain_desc(detail::to_dims(shape));
     const auto a = static_cast<float>(p.alpha), b = static_cast<float>(p.beta), k = static_cast<float>(p.k);
     dnnl::lrn_forward::primitive_desc fpd(
-        dnnl::lrn_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::lrn_across_channels, e->md,
-                                p.size, a, b, k),
+        dnnl::lrn_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::lrn_across_channels,
+                                e->md, p.size, a, b, k),
         detail::cpu_engine());
     e->ws = fpd.workspace_desc();
     e->fwd = dnnl::lrn_forward(fpd);

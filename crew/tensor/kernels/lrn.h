@@ -24,7 +24,8 @@ LrnForwardResult lrn_forward(const Tensor& x, const LrnParams& p);
 Tensor lrn_backward(const Tensor& grad_y, const Tensor& x, const Tensor& workspace, const LrnParams& p);
 
 using LrnForwardFn = LrnForwardResult(const Tensor& x, const LrnParams& p);
-using LrnBackwardFn = Tensor(const Tensor& grad_y, const Tensor& x, const Tensor& workspace, const LrnParams& p);
+using LrnBackwardFn = Tensor(const Tensor& grad_y, const Tensor& x, const Tensor& workspace,
+                             const LrnParams& p);
 extern KernelSlot<LrnForwardFn> lrn_forward_kernel;
 extern KernelSlot<LrnBackwardFn> lrn_backward_kernel;
 

@@ -18,8 +18,8 @@ std::shared_ptr<Entry> entry(ResampleMode mode, const Shape& x, const Shape& y) 
     auto e = std::make_shared<Entry>();
     e->src = detail::plain_desc(detail::to_dims(x));
     e->dst = detail::plain_desc(detail::to_dims(y));
-    const auto alg =
-        mode == ResampleMode::NEAREST ? dnnl::algorithm::resampling_nearest : dnnl::algorithm::resampling_linear;
+    const auto alg = mode == ResampleMode::NEAREST ? dnnl::algorithm::resampling_nearest
+                                                   : dnnl::algorithm::resampling_linear;
     dnnl::resampling_forward::primitive_desc fpd(
         dnnl::resampling_forward::desc(dnnl::prop_kind::forward_training, alg, e->src, e->dst),
         detail::cpu_engine());
@@ -37,14 +37,15 @@ void check_input(const Tensor& t, const char* op) {
 
 Tensor resample2d_forward_cpu(ResampleMode mode, const Tensor& x, std::array<int64_t, 2> out) {
   check_input(x, "resample2d");
-  CREW_CHECK(out[0] >= 1 && out[1] >= 1, "resample2d: output size ", out[0], "x", out[1], " must be positive");
+  CREW_CHECK(out[0] >= 1 && out[1] >= 1, "resample2d: output size ", out[0], "x", out[1],
+             " must be positive");
   const Shape y_shape{x.size(0), x.size(1), out[0], out[1]};
   Tensor y = Tensor::uninitialized(y_shape, x.dtype());
   if (x.numel() == 0) return y;
   try {
     auto e = entry(mode, x.shape(), y_shape);
-    e->fwd.execute(detail::cpu_stream(),
-                   {{DNNL_ARG_SRC, detail::as_memory(x, e->src)}, {DNNL_ARG_DST, detail::as_memory(y, e->dst)}});
+    e->fwd.execute(detail::cpu_stream(), {{DNNL_ARG_SRC, detail::as_memory(x, e->src)},
+                                          {DNNL_ARG_DST, detail::as_memory(y, e->dst)}});
     return y;
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl("resample2d", err);
@@ -54,7 +55,8 @@ Tensor resample2d_forward_cpu(ResampleMode mode, const Tensor& x, std::array<int
 Tensor resample2d_backward_cpu(ResampleMode mode, const Tensor& grad_y, const Shape& x_shape) {
   check_input(grad_y, "resample2d backward");
   CREW_CHECK(x_shape.size() == 4 && x_shape[0] == grad_y.size(0) && x_shape[1] == grad_y.size(1),
-             "resample2d backward: grad ", shape_str(grad_y.shape()), " does not match input ", shape_str(x_shape));
+             "resample2d backward: grad ", shape_str(grad_y.shape()), " does not match input ",
+             shape_str(x_shape));
   Tensor gx = Tensor::uninitialized(x_shape, grad_y.dtype());
   if (gx.numel() == 0) return gx;
   try {
