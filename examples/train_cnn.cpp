@@ -51,6 +51,7 @@
 #include "crew/nn/functional.h"
 #include "crew/nn/models/my_net.h"
 #include "crew/optim/adam.h"
+#include "crew/tensor/device/device.h"
 #include "crew/tensor/kernels/threading.h"
 #include "crew/tensor/random.h"
 #include "crew/tensor/safetensors.h"
@@ -84,6 +85,7 @@ struct TrainOptions {
   bool compare_single = false;
   int64_t compare_steps = 300;
   bool profile = false;
+  std::string device = "cpu";  // Paddle's set_device: cpu, gpu, gpu:N
 };
 
 struct Data {
@@ -137,7 +139,7 @@ using trainer::short_float;
 
 // Fraction of correctly classified test images, over every rank's unpadded shard.
 double evaluate(crew::nn::models::MyNet& net, const std::shared_ptr<crew::io::Dataset>& test, int num_workers,
-                int64_t* images) {
+                int64_t* images, const crew::Place& place) {
   crew::NoGradGuard no_grad;
   net.eval();
   auto shard = std::make_shared<crew::io::DistributedBatchSampler>(
@@ -145,7 +147,7 @@ double evaluate(crew::nn::models::MyNet& net, const std::shared_ptr<crew::io::Da
   crew::io::DataLoader loader(test, shard, {.num_workers = num_workers});
   int64_t correct = 0, total = 0;
   for (auto& batch : loader) {
-    crew::Tensor logits = net(batch[0]);
+    crew::Tensor logits = net(batch[0].to(place)).cpu();
     const int64_t n = logits.size(0), k = logits.size(1);
     const float* p = logits.data<float>();
     const int64_t* y = batch[1].data<int64_t>();
@@ -254,6 +256,16 @@ int run(const TrainOptions& o) {
   }
   // Data-parallel when there is more than one rank: parameters broadcast from rank 0 here,
   // gradients averaged during backward.
+  // --device gpu: parameters, batches and the optimizer's state on the GPU ("gpu": the rank's
+  // own, FLAGS_selected_gpus; ranks sharing one GPU name it, "gpu:0", and their collectives are
+  // staged through host memory).
+  const crew::Place place = crew::set_device(o.device);
+  if (place.type != crew::DeviceType::CPU) {
+    if (!o.resume.empty() || !o.checkpoint.dir.empty())
+      throw crew::ValueError("train_cnn: --device " + o.device +
+                             " trains from fresh weights (no --resume or --checkpoint-dir yet)");
+    net->to(place);
+  }
   std::shared_ptr<crew::DataParallel> dp;
   crew::nn::Layer* model = net.get();
   if (world > 1) {
@@ -265,7 +277,9 @@ int run(const TrainOptions& o) {
   }
   if (chief) {
     std::cout << "train_cnn: " << o.dataset << ", " << world << (world > 1 ? " ranks" : " process") << " x "
-              << crew::get_num_threads() << " thread(s), batch " << o.batch_size << " per rank" << std::endl;
+              << crew::get_num_threads() << " thread(s), batch " << o.batch_size << " per rank";
+    if (place.type != crew::DeviceType::CPU) std::cout << ", on " << place.to_string();
+    std::cout << std::endl;
   }
 
   // The seed's sampler: this rank's share, shuffled with NumPy's RandomState(epoch) as Paddle does.
@@ -314,8 +328,8 @@ int run(const TrainOptions& o) {
       train_cnn::maybe_inject_fault(global_step, rank, world);
       prof.data_wait += wait_watch.seconds();
       crew::Stopwatch step_watch;
-      crew::Tensor logits = (*model)(batch[0]);
-      crew::Tensor loss = crew::nn::functional::cross_entropy(logits, batch[1]);
+      crew::Tensor logits = (*model)(batch[0].to(place));
+      crew::Tensor loss = crew::nn::functional::cross_entropy(logits, batch[1].to(place));
       loss.backward();
       opt.step();
       opt.clear_grad();
@@ -351,7 +365,7 @@ int run(const TrainOptions& o) {
     train_seconds += seconds;
     train_images += epoch_images;
     int64_t tested = 0;
-    accuracy = evaluate(*net, test, o.num_workers, &tested);
+    accuracy = evaluate(*net, test, o.num_workers, &tested, place);
     const double rate = seconds > 0 ? epoch_images / seconds : 0.0;
     if (chief) {
       char line[160];
@@ -375,7 +389,7 @@ int run(const TrainOptions& o) {
   }
   if (epochs_run == 0) {  // resumed from a finished run: nothing left to train
     int64_t tested = 0;
-    accuracy = evaluate(*net, test, o.num_workers, &tested);
+    accuracy = evaluate(*net, test, o.num_workers, &tested, place);
   }
   const double rate = train_seconds > 0 ? train_images / train_seconds : 0.0;
   if (chief) {
@@ -502,6 +516,8 @@ int main(int argc, char** argv) {
       ->check(crew::cli::at_least(o.checkpoint.every_steps, 0));
   app.add_option("--checkpoint-keep", o.checkpoint.keep, "checkpoints kept in --checkpoint-dir")
       ->check(crew::cli::above(o.checkpoint.keep, 0));
+  app.add_option("--device", o.device, "cpu, gpu or gpu:N (Paddle's set_device; gpu: the rank's own GPU)")
+      ->capture_default_str();
   app.add_flag("--checkpoint-start-fresh", o.checkpoint.start_fresh,
                "when no checkpoint in --checkpoint-dir verifies, train from step 0 instead of stopping");
   // Two ways of checkpointing, one per run: --save/--resume per epoch, --checkpoint-dir per N steps.

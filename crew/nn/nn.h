@@ -13,5 +13,6 @@
 #include "crew/nn/linear.h"
 #include "crew/nn/models/my_net.h"
 #include "crew/nn/pooling.h"
+#include "crew/nn/rnn.h"
 #include "crew/nn/sequential.h"
 #include "crew/nn/size2.h"

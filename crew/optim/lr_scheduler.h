@@ -25,14 +25,20 @@ class LRScheduler {
   int64_t last_epoch() const { return last_epoch_; }
   double base_lr() const { return base_lr_; }
 
-  // {"last_epoch": int64 scalar, "last_lr": float64 scalar}, restored exactly by set_state_dict.
-  StateDict state_dict() const;
-  void set_state_dict(const StateDict& state);
+  // {"last_epoch": int64 scalar, "last_lr": float64 scalar}, restored exactly by set_state_dict
+  // (schedules with more state, such as ReduceOnPlateau, add their entries).
+  virtual StateDict state_dict() const;
+  virtual void set_state_dict(const StateDict& state);
 
  protected:
   // last_epoch: the epoch already done (-1: none); derived constructors call start() last.
   LRScheduler(double learning_rate, int64_t last_epoch);
   void start();
+  // For schedules stepped by other rules (ReduceOnPlateau): sets the epoch and the rate.
+  void set_last(int64_t epoch, double lr) {
+    last_epoch_ = epoch;
+    last_lr_ = lr;
+  }
   // The rate at last_epoch(), given last_lr() still holding the previous epoch's rate.
   virtual double get_lr() const = 0;
   virtual double closed_form_lr(int64_t epoch) const = 0;

@@ -1,10 +1,17 @@
 #pragma once
 // crew::optim: optimizers and learning-rate schedules (Paddle's paddle.optimizer).
+#include "crew/optim/adagrad.h"
 #include "crew/optim/adam.h"
+#include "crew/optim/adamax.h"
 #include "crew/optim/adamw.h"
 #include "crew/optim/grad_clip.h"
+#include "crew/optim/lamb.h"
+#include "crew/optim/lr_cycle.h"
 #include "crew/optim/lr_decay.h"
+#include "crew/optim/lr_formula.h"
+#include "crew/optim/lr_plateau.h"
 #include "crew/optim/lr_scheduler.h"
 #include "crew/optim/momentum.h"
 #include "crew/optim/optimizer.h"
+#include "crew/optim/rmsprop.h"
 #include "crew/optim/sgd.h"

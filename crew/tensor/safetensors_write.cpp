@@ -82,10 +82,22 @@ struct TempFileGuard {
   }
 };
 
+// `sd` itself when every tensor is in host memory, else a copy whose device tensors are copied
+// to the host (a model trained on a GPU saves as one trained on the CPU).
+StateDict on_host(const StateDict& sd) {
+  bool all_host = true;
+  for (const auto& [name, t] : sd) all_host = all_host && t.place().host_accessible();
+  if (all_host) return sd;
+  StateDict out;
+  for (const auto& [name, t] : sd) out.insert(name, t.place().host_accessible() ? t : t.cpu());
+  return out;
+}
+
 }  // namespace
 
-void save(const StateDict& state_dict, const std::string& path,
+void save(const StateDict& device_state_dict, const std::string& path,
           const std::map<std::string, std::string>& metadata) {
+  const StateDict state_dict = on_host(device_state_dict);
   CREW_CHECK(!path.empty(), "save: empty path");
   CREW_CHECK(metadata.count(detail::kChecksumKey) == 0, "save '", path, "': metadata key '",
              detail::kChecksumKey, "' is reserved for crew's checksum");

@@ -3,6 +3,7 @@
 
 namespace crew::python {
 void bind_nn_extra(py::module_& m);  // nn_extra.cpp: more of nn.functional (after bind_nn)
+void bind_nn_rnn(py::module_& m);  // nn_rnn.cpp: nn.functional.rnn_layer (oneDNN RNN)
 }
 
 PYBIND11_MODULE(_C, m) {
@@ -16,6 +17,7 @@ PYBIND11_MODULE(_C, m) {
   crew::python::bind_nn(m);
   crew::python::bind_nn_extra(m);
   crew::python::bind_nn_layers(m);
+  crew::python::bind_nn_rnn(m);
   crew::python::bind_nn_models(m);
   crew::python::bind_optim(m);
   crew::python::bind_io(m);

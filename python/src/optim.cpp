@@ -1,4 +1,4 @@
-// crew._C.optimizer: SGD, Momentum, Adam, AdamW over the parameters' tensors (shared with
+// crew._C.optimizer: SGD, Momentum, Adam, AdamW (optim_more.cpp: RMSProp ... Lamb) over the parameters' tensors (shared with
 // the Python layers: the update writes into the same memory); the LR schedules
 // (crew._C.optimizer.lr, Paddle's paddle.optimizer.lr) and gradient clipping
 // (Paddle's paddle.nn.ClipGrad*; python/crew/nn re-exports them).
@@ -6,6 +6,7 @@
 
 #include "bindings.h"
 #include "crew/optim/optim.h"
+#include "optim_args.h"
 
 namespace crew::python {
 
@@ -16,39 +17,6 @@ using optim::LRScheduler;
 using optim::Optimizer;
 using Release = py::call_guard<py::gil_scoped_release>;
 using ClipPtr = std::shared_ptr<GradientClip>;
-
-std::vector<Tensor> params_of(py::handle parameters, const char* op) {
-  if (parameters.is_none()) {
-    throw py::value_error(std::string(op) + ": parameters is None; pass model.parameters()");
-  }
-  constexpr const char* kAccepted = "an iterable of Tensors (model.parameters())";
-  if (!py::isinstance<py::iterable>(parameters)) throw_bad_argument(parameters, op, "parameters", kAccepted);
-  std::vector<Tensor> out;
-  for (py::handle p : parameters) {
-    if (py::isinstance<py::dict>(p)) {
-      throw py::type_error(std::string(op) + "(): argument 'parameters' holds a dict: parameter groups (per-group "
-                           "learning_rate or weight_decay) are not supported; pass " + kAccepted +
-                           " and one optimizer per group");
-    }
-    out.push_back(cast_arg<Tensor>(p, op, "parameters", kAccepted));
-  }
-  if (out.empty()) throw py::value_error(std::string(op) + ": the parameter list is empty");
-  return out;
-}
-
-// Paddle's learning_rate: a float or an LRScheduler (which the optimizer then reads each step).
-optim::LearningRate learning_rate(py::handle lr, const char* op) {
-  if (py::isinstance<LRScheduler>(lr)) return lr.cast<std::shared_ptr<LRScheduler>>();
-  return cast_arg<double>(lr, op, "learning_rate", "a float or an LRScheduler");
-}
-
-ClipPtr clip_of(py::handle grad_clip) {
-  if (grad_clip.is_none()) return nullptr;
-  if (!py::isinstance<GradientClip>(grad_clip)) {
-    throw py::type_error("grad_clip must be a ClipGradByGlobalNorm, ClipGradByNorm or ClipGradByValue");
-  }
-  return grad_clip.cast<ClipPtr>();
-}
 
 // One schedule class, derived from LRScheduler: its constructor and Paddle's argument names.
 template <typename S, typename... Args>
@@ -167,11 +135,46 @@ void bind_optimizers(py::module_& o) {
 
 }  // namespace
 
+std::vector<Tensor> params_of(py::handle parameters, const char* op) {
+  if (parameters.is_none()) {
+    throw py::value_error(std::string(op) + ": parameters is None; pass model.parameters()");
+  }
+  constexpr const char* kAccepted = "an iterable of Tensors (model.parameters())";
+  if (!py::isinstance<py::iterable>(parameters)) throw_bad_argument(parameters, op, "parameters", kAccepted);
+  std::vector<Tensor> out;
+  for (py::handle p : parameters) {
+    if (py::isinstance<py::dict>(p)) {
+      throw py::type_error(std::string(op) + "(): argument 'parameters' holds a dict: parameter groups (per-group "
+                           "learning_rate or weight_decay) are not supported; pass " + kAccepted +
+                           " and one optimizer per group");
+    }
+    out.push_back(cast_arg<Tensor>(p, op, "parameters", kAccepted));
+  }
+  if (out.empty()) throw py::value_error(std::string(op) + ": the parameter list is empty");
+  return out;
+}
+
+optim::LearningRate learning_rate(py::handle lr, const char* op) {
+  if (py::isinstance<LRScheduler>(lr)) return lr.cast<std::shared_ptr<LRScheduler>>();
+  return cast_arg<double>(lr, op, "learning_rate", "a float or an LRScheduler");
+}
+
+ClipPtr clip_of(py::handle grad_clip) {
+  if (grad_clip.is_none()) return nullptr;
+  if (!py::isinstance<GradientClip>(grad_clip)) {
+    throw py::type_error("grad_clip must be a ClipGradByGlobalNorm, ClipGradByNorm or ClipGradByValue");
+  }
+  return grad_clip.cast<ClipPtr>();
+}
+
 void bind_optim(py::module_& m) {
   py::module_ o = m.def_submodule("optimizer", "crew::optim: optimizers, LR schedules, gradient clipping");
   bind_schedules(o);
+  py::module_ lr = o.attr("lr").cast<py::module_>();
+  bind_more_schedules(lr);
   bind_clips(o);
   bind_optimizers(o);
+  bind_more_optimizers(o);
 }
 
 }  // namespace crew::python

@@ -7,7 +7,9 @@
 #include <functional>
 #include <tuple>
 
+#include "crew/autograd/ops.h"
 #include "crew/nn/functional.h"
+#include "crew/nn/functional_rnn.h"
 #include "crew/tensor/kernels/activation.h"
 #include "crew/tensor/kernels/adaptive_pool.h"
 #include "crew/tensor/kernels/attention.h"
@@ -246,6 +248,23 @@ TEST_F(FakeDeviceNn, Attention) {
       kernels::attention_mask_softmax_(scores, causal);
       out.push_back(scores);
     }
+    return out;
+  });
+}
+
+TEST_F(FakeDeviceNn, Rnn) {
+  // A bidirectional LSTM layer (I = H = 3): rnn_layer's forward with its graph node and the
+  // engine's backward through it (both kernel entries).
+  std::vector<Tensor> inputs{rand({4, 2, 3}), rand({2, 2, 3}), rand({2, 2, 3}), rand({4, 2, 6})};
+  for (int i = 0; i < 8; ++i) inputs.push_back(rand(i % 4 < 2 ? Shape{12, 3} : Shape{12}));
+  expect_same_op("rnn", inputs, [](const std::vector<Tensor>& in) {
+    std::vector<Tensor> w(in.begin() + 4, in.end());
+    for (Tensor& t : w) t = t.detach().set_stop_gradient(false);
+    Tensor x = in[0].detach().set_stop_gradient(false);
+    auto o = F::rnn_layer(x, w, in[1], in[2], kernels::RnnCell::LSTM, true);
+    crew::add(crew::sum(crew::mul(o.y, in[3])), crew::sum(o.c_n)).backward();
+    std::vector<Tensor> out{o.y, o.h_n, o.c_n, x.grad()};
+    for (const Tensor& t : w) out.push_back(t.grad());
     return out;
   });
 }

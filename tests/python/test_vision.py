@@ -132,8 +132,11 @@ def test_transforms_on_arrays():
     flipped = transforms.RandomHorizontalFlip(prob=1.0)(img)
     np.testing.assert_array_equal(flipped.numpy(), img[:, ::-1, :])
     assert transforms.RandomCrop(2)(img).shape == [2, 2, 3]
+    hwc = transforms.ToTensor(data_format="HWC")(img)
+    assert hwc.shape == [2, 3, 3]
+    np.testing.assert_allclose(hwc.numpy(), img / 255.0, rtol=1e-6)
     with pytest.raises(ValueError, match="HWC"):
-        transforms.ToTensor(data_format="HWC")
+        transforms.ToTensor(data_format="NHWC")
 
 
 def test_models():

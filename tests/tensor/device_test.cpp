@@ -5,9 +5,11 @@
 #include "crew/tensor/device/device.h"
 #include "crew/tensor/kernels/conv.h"
 #include "crew/tensor/kernels/fill_cast.h"
+#include "crew/tensor/safetensors.h"
 #include "crew/tensor/tensor.h"
 #include "tests/testing/fake_device.h"
 #include "tests/testing/fake_kernels.h"
+#include "tests/testing/temp_dir.h"
 
 namespace crew {
 namespace {
@@ -162,6 +164,21 @@ TEST(Device, CpuMadeFakeEntriesComputeWhatTheCpuDoesOnFakeMemory) {
   EXPECT_EQ(got.place(), fake.place(1));  // the result is on the operands' place
   EXPECT_THROW(got.data<float>(), DeviceError);
   EXPECT_EQ(got.cpu().to_vector<float>(), want.to_vector<float>());
+}
+
+// A model trained on a device saves as one trained on the CPU: save() writes device tensors
+// from host copies (it read their bytes through the pointer guard before: a DeviceError).
+TEST(Device, SaveWritesDeviceTensorsFromHostCopies) {
+  testing::FakeDevice fake;
+  testing::TempDir tmp;
+  StateDict sd;
+  sd.insert("w", Tensor::from_vector<float>({1.5f, -2.0f, 3.0f}).to(fake.place()));
+  sd.insert("b", Tensor::from_vector<float>({0.25f}));
+  save(sd, tmp.file("m.safetensors"));
+  const StateDict back = load(tmp.file("m.safetensors"));
+  EXPECT_EQ(back.at("w").place(), CPUPlace());
+  EXPECT_EQ(back.at("w").to_vector<float>(), (std::vector<float>{1.5f, -2.0f, 3.0f}));
+  EXPECT_EQ(back.at("b").to_vector<float>(), (std::vector<float>{0.25f}));
 }
 
 }  // namespace

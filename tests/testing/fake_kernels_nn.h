@@ -1,7 +1,7 @@
 #pragma once
 // The fake device's entries (CPU-made, tests/testing/fake_entries.h) of the kernels under
 // nn's layers and functions: convolution, pooling, activations, norms, softmax, losses,
-// embedding, dropout, attention. One line per kernel slot.
+// embedding, dropout, attention, recurrent layers. One line per kernel slot.
 #include "crew/tensor/kernels/accuracy.h"
 #include "crew/tensor/kernels/activation.h"
 #include "crew/tensor/kernels/adaptive_pool.h"
@@ -14,9 +14,38 @@
 #include "crew/tensor/kernels/embedding.h"
 #include "crew/tensor/kernels/layer_norm.h"
 #include "crew/tensor/kernels/pool.h"
+#include "crew/tensor/kernels/rnn.h"
 #include "crew/tensor/kernels/softmax.h"
 #include "crew/tensor/kernels/softmax_rows.h"
 #include "tests/testing/fake_entries.h"
+
+namespace crew::testing {
+
+// The recurrent kernels' structs of tensors convert member by member (RnnSaved passes as it
+// is: it holds host aliases of the forward's tensors, whose memory is the fake device's).
+template <>
+struct converts_to_fake<kernels::RnnForwardResult> : std::true_type {};
+template <>
+struct converts_to_fake<kernels::RnnGrads> : std::true_type {};
+
+}  // namespace crew::testing
+
+namespace crew::kernels {  // found by argument-dependent lookup from FakeEntry
+
+inline RnnForwardResult host_view(const RnnForwardResult& r) {
+  return {testing::host_view(r.y), testing::host_view(r.h_n), testing::host_view(r.c_n), r.saved};
+}
+inline RnnForwardResult fake_view(const RnnForwardResult& r) {
+  return {testing::fake_view(r.y), testing::fake_view(r.h_n), testing::fake_view(r.c_n), r.saved};
+}
+inline RnnGrads host_view(const RnnGrads& g) {
+  return {testing::host_view(g.x), testing::host_view(g.h0), testing::host_view(g.c0), testing::host_view(g.weights)};
+}
+inline RnnGrads fake_view(const RnnGrads& g) {
+  return {testing::fake_view(g.x), testing::fake_view(g.h0), testing::fake_view(g.c0), testing::fake_view(g.weights)};
+}
+
+}  // namespace crew::kernels
 
 namespace crew::testing {
 
@@ -52,6 +81,8 @@ inline void set_fake_nn_kernels(bool on) {
   set_fake_entry<&kernels::attention_forward_kernel>(on);
   set_fake_entry<&kernels::attention_backward_kernel>(on);
   set_fake_entry<&kernels::attention_mask_softmax_kernel>(on);
+  set_fake_entry<&kernels::rnn_layer_forward_kernel>(on);
+  set_fake_entry<&kernels::rnn_layer_backward_kernel>(on);
 }
 
 }  // namespace crew::testing

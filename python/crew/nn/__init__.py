@@ -10,6 +10,11 @@ from .containers import LayerDict, LayerList, ParameterList
 from .composed import (AdaptiveMaxPool2D, AvgPool1D, Dropout2D, GroupNorm, Hardswish, Identity,
                        InstanceNorm2D, LeakyReLU, MaxPool1D, Pad2D, PReLU, ReLU6, Silu, Softplus,
                        Upsample, UpsamplingBilinear2D, UpsamplingNearest2D)
+from .attention import MultiHeadAttention
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
+                          TransformerEncoderLayer)
+from .rnn import (BiRNN, GRU, GRUCell, LSTM, LSTMCell, RNN, RNNCellBase, SimpleRNN,
+                  SimpleRNNCell)
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss,
                    SmoothL1Loss)
 
@@ -29,3 +34,7 @@ from .layers_extra import (AdaptiveAvgPool1D, AlphaDropout, AvgPool1D, BatchNorm
 from .layers_extra import GroupNorm, InstanceNorm2D, Upsample, UpsamplingBilinear2D, UpsamplingNearest2D  # noqa: E402,F811,E501
 from . import layers_extra as _layers_extra  # noqa: E402
 __all__ += [n for n in _layers_extra.__all__ if n not in __all__]
+__all__ += ["MultiHeadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
+            "TransformerDecoder", "Transformer"]
+__all__ += ["RNNCellBase", "SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "BiRNN", "SimpleRNN",
+            "LSTM", "GRU"]

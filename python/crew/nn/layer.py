@@ -180,7 +180,13 @@ class Layer:
 
     # ---- state ----
     def state_dict(self):
-        out = collections.OrderedDict(self.named_parameters())
+        # Every name a parameter is registered under, as Paddle's: a tensor held by two layers
+        # (an RNN's weight_ih_l0 and 0.cell.weight_ih) has two keys; parameters() lists it once.
+        out = collections.OrderedDict()
+        for layer_prefix, layer in self._walk("", True):
+            for name, p in layer._parameters.items():
+                if p is not None:
+                    out[layer_prefix + name] = p
         for layer_prefix, layer in self._walk("", True):
             skip = layer.__dict__.get("_non_persistable", set())
             for name, b in layer._buffers.items():

@@ -4,10 +4,12 @@ multipliers, ParamAttr(regularizer=...) and weight_decay given as L1Decay/L2Deca
 The update itself stays in C++ (crew::optim). Paddle's order is kept: the gradients are
 clipped (grad_clip, skipping need_clip=False parameters), then regularized, then the
 optimizer updates. A parameter's own regularizer replaces the optimizer's weight_decay for
-it: the C++ optimizer adds weight_decay * p to every gradient (SGD, Momentum, Adam), so that
-term is subtracted first. A learning-rate multiplier m scales the whole update of its
-parameter (p_new = p_old + m * (p_C++ - p_old)), which is exact for these optimizers because
-their update is linear in the learning rate.
+it: the C++ optimizer adds weight_decay * p to every gradient (SGD, Momentum, Adam, RMSProp,
+Adagrad, Adadelta, Adamax), so that term is subtracted first. A learning-rate multiplier m
+scales the whole update of its parameter (p_new = p_old + m * (p_C++ - p_old)), which is exact
+for these optimizers because their update is linear in the learning rate (RMSProp's momentum
+then holds 1/m of Paddle's, and the parameters follow Paddle's exactly). Adadelta's update does
+not use the rate in Paddle 2.4, so multipliers leave it alone.
 """
 from .. import _C
 from ..regularizer import L1Decay, L2Decay, WeightDecayRegularizer
@@ -29,8 +31,9 @@ def _needs_rules(params, weight_decay):
 class RuledOptimizer:
     """A C++ optimizer (`core`) with Paddle's per-parameter rules applied around step()."""
 
-    def __init__(self, core, params, weight_decay, coupled_l2, grad_clip):
+    def __init__(self, core, params, weight_decay, coupled_l2, grad_clip, scale_lr=True):
         self._core = core
+        self._scale_lr = scale_lr
         self._params = params
         self._clip = grad_clip
         # An L2Decay weight_decay became the C++ optimizer's weight_decay; L1 is applied here.
@@ -59,7 +62,8 @@ class RuledOptimizer:
             if clipped:
                 self._clip(clipped)
         self._regularize(with_grads)
-        scaled = [(p, _lr_mult(p), p.numpy().copy()) for p, _ in with_grads if _lr_mult(p) != 1.0]
+        scaled = [(p, _lr_mult(p), p.numpy().copy()) for p, _ in with_grads
+                  if self._scale_lr and _lr_mult(p) != 1.0]
         self._core.step()
         for p, mult, old in scaled:
             new = p.numpy()
@@ -113,9 +117,12 @@ def _flatten_groups(params, name):
     return flat
 
 
-def build(factory, name, args, kwargs, arg_names, default_decay=0.0):
+def build(factory, name, args, kwargs, arg_names, default_decay=0.0, decay_arg=True, prepare=None,
+          scale_lr=True):
     """Calls crew._C.optimizer.<name> (`factory`), adding the rules when a parameter or
-    weight_decay needs them. `arg_names`: Paddle's positional argument names."""
+    weight_decay needs them. `arg_names`: Paddle's positional argument names. decay_arg: the
+    optimizer takes weight_decay (Lamb does not); prepare(named): adds arguments computed from
+    the flattened parameters; scale_lr: apply learning-rate multipliers (not for Adadelta)."""
     if len(args) > len(arg_names):
         return factory(*args, **kwargs)  # crew._C's TypeError names the extra argument
     named = dict(zip(arg_names, args))
@@ -127,13 +134,16 @@ def build(factory, name, args, kwargs, arg_names, default_decay=0.0):
         return factory(**named)
     params = _flatten_groups(list(params), name)
     named["parameters"] = params
+    if prepare is not None:
+        prepare(named)
     weight_decay = named.get("weight_decay")
-    if weight_decay is None:
+    if weight_decay is None and decay_arg:
         named["weight_decay"] = default_decay
     if not all(isinstance(p, _C.Tensor) for p in params) or not _needs_rules(params, weight_decay):
         return factory(**named)
     grad_clip = named.pop("grad_clip", None)
-    named["weight_decay"] = _split_decay(weight_decay)[0]
+    if decay_arg:
+        named["weight_decay"] = _split_decay(weight_decay)[0]
     core = factory(**named)
-    coupled = 0.0 if name == "AdamW" else float(named["weight_decay"])
-    return RuledOptimizer(core, params, weight_decay, coupled, grad_clip)
+    coupled = 0.0 if name == "AdamW" or not decay_arg else float(named["weight_decay"])
+    return RuledOptimizer(core, params, weight_decay, coupled, grad_clip, scale_lr=scale_lr)

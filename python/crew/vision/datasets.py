@@ -136,4 +136,6 @@ class Cifar10(_C.vision.Cifar10):
                           "data_file=") from None
 
 
-__all__ = ["MNIST", "FashionMNIST", "Cifar10"]
+from .folder import DatasetFolder, ImageFolder  # noqa: E402
+
+__all__ = ["MNIST", "FashionMNIST", "Cifar10", "DatasetFolder", "ImageFolder"]

@@ -110,6 +110,8 @@ GlooProcessGroup::GlooProcessGroup(std::shared_ptr<Store> store, int rank, int s
     CREW_THROW(CommError, where, ": ", e.what(), " (address '", attr.hostname, attr.iface,
                "'; set CREW_HOST or CREW_GLOO_IFNAME to choose another)");
   }
+  // The queue's worker moves bytes only, like the event loop.
+  CommAffinityScope wide;
   queue_ = std::make_unique<WorkQueue>(options_.group_name, rank, options_.timeout);
 }
 
@@ -138,6 +140,9 @@ std::shared_ptr<Work> GlooProcessGroup::submit(detail::GlooCall call, std::chron
       op,
       [task = std::move(task), data_for = std::move(data_for), call = std::move(call), context, preamble,
        collective, timeout, check_tag, tag](const OpInfo& info) {
+        // An op run inline by a pinned caller waits on the event loop at every hop: it may
+        // run on any of the node's CPUs while it does (two affinity calls, ~2 us).
+        CommAffinityScope wide;
         try {
           if (collective) preamble->exchange(context, call, check_tag, timeout, info, data_for);
           task(tag, *preamble);

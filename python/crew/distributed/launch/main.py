@@ -5,11 +5,13 @@ import sys
 
 
 def _crew_binary():
-    """CREW_BIN_DIR/crew, else the build tree's bin/ beside the package, else crew on PATH."""
+    """CREW_BIN_DIR/crew, else the one pip installed in the package (crew/bin/crew), else the
+    build tree's bin/ beside the package, else crew on PATH."""
     candidates = []
     if os.environ.get("CREW_BIN_DIR"):
         candidates.append(os.path.join(os.environ["CREW_BIN_DIR"], "crew"))
     package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    candidates.append(os.path.join(package, "bin", "crew"))
     candidates.append(os.path.join(os.path.dirname(os.path.dirname(package)), "bin", "crew"))
     for c in candidates:
         if os.access(c, os.X_OK):
