@@ -16,7 +16,7 @@ TEST(BoolDType, NameSizeAndParse) {
   EXPECT_EQ(dtype_of<bool>, DType::BOOL);
   // The codes of the older dtypes keep their values (wire formats, op records).
   EXPECT_EQ(static_cast<int>(DType::UINT8), 4);
-  EXPECT_EQ(static_cast<int>(DType::BOOL), 5);
+  EXPECT_EQ(static_cast<int>(DType::BOOL), 7);  // after BFLOAT16 (5) and FLOAT16 (6)
 }
 
 TEST(BoolDType, ConversionsReadNonzeroAsTrue) {
