@@ -31,7 +31,7 @@ from .layers_extra import (AdaptiveAvgPool1D, AlphaDropout, AvgPool1D, BatchNorm
                            BatchNorm3D, Conv1D, Conv1DTranspose, Conv2DTranspose, CosineSimilarity, ELU,
                            Hardsigmoid, Hardtanh, LocalResponseNorm, LogSoftmax, MarginRankingLoss, MaxPool1D,
                            Mish, PairwiseDistance, PixelShuffle, SELU, Softsign, Swish, Tanhshrink)
-from .layers_extra import GroupNorm, InstanceNorm2D, Upsample, UpsamplingBilinear2D, UpsamplingNearest2D  # noqa: E402,F811,E501
+from .layers_extra import GroupNorm, InstanceNorm2D  # noqa: E402,F811
 from . import layers_extra as _layers_extra  # noqa: E402
 __all__ += [n for n in _layers_extra.__all__ if n not in __all__]
 __all__ += ["MultiHeadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .. import _C
-from .composed_functional import _pad_axis
+from .composed_functional import _pad_axis, _scale_shift
 from .functional_conv import (_const, _format, adaptive_avg_pool1d, avg_pool1d, avg_pool2d,  # noqa: F401
                               conv1d, conv1d_transpose, conv2d, conv2d_transpose, interpolate, max_pool1d,
                               max_pool2d, one_hot, pixel_shuffle, unfold, upsample)
@@ -232,15 +232,6 @@ def _normalize_groups(x, groups, epsilon):
     zeros = np.zeros(rows, dtype=np.float64 if x.dtype == _C.dtype.float64 else np.float32)
     y = _f.batch_norm(flat, _C.to_tensor(zeros), _C.to_tensor(zeros + 1), None, None, True, 0.9, float(epsilon))
     return _C.reshape(y, shape)
-
-
-def _scale_shift(y, weight, bias):
-    ones = [1] * (y.ndim - 2)
-    if weight is not None:
-        y = y * _C.reshape(weight, [1, weight.shape[0]] + ones)
-    if bias is not None:
-        y = y + _C.reshape(bias, [1, bias.shape[0]] + ones)
-    return y
 
 
 def group_norm(x, num_groups, epsilon=1e-05, weight=None, bias=None, data_format="NCHW", name=None):

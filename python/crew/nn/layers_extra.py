@@ -214,22 +214,6 @@ class LocalResponseNorm(Layer):
         return F.local_response_norm(x, *self._args)
 
 
-# ---- resizing (oneDNN resampling where its rules are Paddle's; functional_extra) ----
-class Upsample(_composed.Upsample):
-    def forward(self, x):
-        return F.interpolate(x, *self._args)
-
-
-class UpsamplingNearest2D(Upsample):
-    def __init__(self, size=None, scale_factor=None, data_format="NCHW", name=None):
-        super().__init__(size, scale_factor, "nearest", False, 0, data_format)
-
-
-class UpsamplingBilinear2D(Upsample):
-    def __init__(self, size=None, scale_factor=None, data_format="NCHW", name=None):
-        super().__init__(size, scale_factor, "bilinear", True, 0, data_format)
-
-
 # ---- activations ----
 class _Act(Layer):
     def __init__(self, *args):
