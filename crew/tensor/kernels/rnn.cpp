@@ -333,6 +333,37 @@ RnnForwardResult rnn_layer_forward_cpu(const Tensor& x, const std::vector<Tensor
   return r;
 }
 
+// The weight gradients oneDNN left in its user layouts (dwl, dwi, db), as Paddle's
+// [w_ih, w_hh, b_ih, b_hh] per direction in Paddle's gate order (undefined where no bias).
+std::vector<Tensor> weight_grads_to_paddle(const Geometry& g, const UserWeights& w, const memory& dwl_user,
+                                           const memory& dwi_user, const memory& db) {
+  const float* pl = ptr(dwl_user);
+  const float* pi = ptr(dwi_user);
+  const float* pb = ptr(db);
+  const int64_t H = g.H;
+  std::vector<Tensor> out(4 * g.D);
+  for (int64_t dir = 0; dir < g.D; ++dir) {
+    Tensor gw_ih = Tensor::uninitialized({g.G * H, g.I});
+    Tensor gw_hh = Tensor::uninitialized({g.G * H, H});
+    Tensor gb_ih = w.has_bias[dir][0] ? Tensor::uninitialized({g.G * H}) : Tensor();
+    Tensor gb_hh = w.has_bias[dir][1] ? Tensor::uninitialized({g.G * H}) : Tensor();
+    for (int64_t gate = 0; gate < g.G; ++gate) {
+      const int64_t pg = paddle_gate(g.cell, gate);
+      std::memcpy(gw_ih.data<float>() + pg * H * g.I, pl + (dir * g.G + gate) * H * g.I, sizeof(float) * H * g.I);
+      std::memcpy(gw_hh.data<float>() + pg * H * H, pi + (dir * g.G + gate) * H * H, sizeof(float) * H * H);
+      const float* bg = pb + (dir * g.Gb + gate) * H;
+      const bool split = g.cell == RnnCell::GRU && gate == 2;
+      if (gb_ih.defined()) std::memcpy(gb_ih.data<float>() + pg * H, bg, sizeof(float) * H);
+      if (gb_hh.defined()) std::memcpy(gb_hh.data<float>() + pg * H, split ? bg + H : bg, sizeof(float) * H);
+    }
+    out[4 * dir] = gw_ih;
+    out[4 * dir + 1] = gw_hh;
+    out[4 * dir + 2] = gb_ih;
+    out[4 * dir + 3] = gb_hh;
+  }
+  return out;
+}
+
 RnnGrads rnn_layer_backward_cpu(const Tensor& dy, const Tensor& dh_n, const Tensor& dc_n, const RnnSaved& s) {
   const Geometry& g = s.g;
   const bool lstm = g.cell == RnnCell::LSTM;
@@ -386,34 +417,7 @@ RnnGrads rnn_layer_backward_cpu(const Tensor& dy, const Tensor& dh_n, const Tens
     }
     e.bwd.execute(detail::cpu_stream(), args);
     // Back to Paddle's layout and gate order.
-    memory dwl_user = to_layout(dwl, d.w_layer_user);
-    memory dwi_user = to_layout(dwi, d.w_iter_user);
-    const float* pl = ptr(dwl_user);
-    const float* pi = ptr(dwi_user);
-    const float* pb = ptr(db);
-    const int64_t H = g.H;
-    r.weights.resize(4 * g.D);
-    for (int64_t dir = 0; dir < g.D; ++dir) {
-      Tensor gw_ih = Tensor::uninitialized({g.G * H, g.I});
-      Tensor gw_hh = Tensor::uninitialized({g.G * H, H});
-      Tensor gb_ih = s.w.has_bias[dir][0] ? Tensor::uninitialized({g.G * H}) : Tensor();
-      Tensor gb_hh = s.w.has_bias[dir][1] ? Tensor::uninitialized({g.G * H}) : Tensor();
-      for (int64_t gate = 0; gate < g.G; ++gate) {
-        const int64_t pg = paddle_gate(g.cell, gate);
-        std::memcpy(gw_ih.data<float>() + pg * H * g.I, pl + (dir * g.G + gate) * H * g.I,
-                    sizeof(float) * H * g.I);
-        std::memcpy(gw_hh.data<float>() + pg * H * H, pi + (dir * g.G + gate) * H * H, sizeof(float) * H * H);
-        const float* bg = pb + (dir * g.Gb + gate) * H;
-        const bool split = g.cell == RnnCell::GRU && gate == 2;
-        if (gb_ih.defined()) std::memcpy(gb_ih.data<float>() + pg * H, bg, sizeof(float) * H);
-        if (gb_hh.defined())
-          std::memcpy(gb_hh.data<float>() + pg * H, split ? bg + H : bg, sizeof(float) * H);
-      }
-      r.weights[4 * dir] = gw_ih;
-      r.weights[4 * dir + 1] = gw_hh;
-      r.weights[4 * dir + 2] = gb_ih;
-      r.weights[4 * dir + 3] = gb_hh;
-    }
+    r.weights = weight_grads_to_paddle(g, s.w, to_layout(dwl, d.w_layer_user), to_layout(dwi, d.w_iter_user), db);
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl("rnn backward", err);
   }
