@@ -7,30 +7,15 @@
 #include <functional>
 
 #include "crew/optim/optim.h"
+#include "tests/testing/optim_state.h"
 
 namespace crew::optim {
 namespace {
 
-std::vector<Tensor> make_params() {
-  std::vector<Tensor> ps = {Tensor::from_vector<float>({0.5f, -1.0f, 2.0f, 0.25f}, {2, 2}),
-                            Tensor::from_vector<float>({1.0f, -3.0f, 0.75f})};
-  for (auto& p : ps) p.set_stop_gradient(false);
-  return ps;
-}
-
-void set_grads(std::vector<Tensor>& ps, int step) {
-  for (size_t k = 0; k < ps.size(); ++k) {
-    std::vector<float> g(static_cast<size_t>(ps[k].numel()));
-    for (size_t i = 0; i < g.size(); ++i) g[i] = std::cos(0.7f * static_cast<float>(i + 3 * k + 5 * step));
-    ps[k].set_grad(Tensor::from_vector<float>(g, ps[k].shape()));
-  }
-}
-
-bool bit_equal(const Tensor& a, const Tensor& b) {
-  return a.nbytes() == b.nbytes() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
-}
-
-using Factory = std::function<std::unique_ptr<Optimizer>(std::vector<Tensor>)>;
+using testing::bit_equal;
+using testing::make_params;
+using testing::set_grads;
+using Factory = testing::OptimizerFactory;
 
 // 3 steps, then state_dict into a fresh optimizer over copied parameters; 3 more steps of
 // both must agree bit for bit.
