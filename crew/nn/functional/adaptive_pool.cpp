@@ -1,5 +1,6 @@
 // adaptive_avg_pool2d (crew/tensor/kernels/adaptive_pool): Paddle's/PyTorch's bins; a 1x1
 // output is a plain mean over each plane.
+#include "crew/autograd/autocast.h"
 #include "crew/tensor/kernels/adaptive_pool.h"
 
 #include "crew/autograd/function.h"
@@ -9,6 +10,9 @@
 namespace crew::nn::functional {
 
 Tensor adaptive_avg_pool2d(const Tensor& x, Pair output_size) {
+  if (std::vector<Tensor> in{x}; amp::autocast_rewrite("adaptive_avg_pool2d", in)) {
+    return adaptive_avg_pool2d(in[0], output_size);
+  }
   kernels::check_floating(x, "adaptive_avg_pool2d");
   CREW_CHECK(x.dim() == 4, "adaptive_avg_pool2d: expected x [N, C, H, W], got ", shape_str(x.shape()));
   const int64_t oh = output_size[0], ow = output_size[1];

@@ -1,6 +1,7 @@
 // Inverted dropout ("upscale_in_train", Paddle's default mode): the mask comes from
 // crew/tensor/kernels/dropout, its stream seeded from one draw of the caller's Generator, so
 // results are reproducible under crew::seed without locking per element.
+#include "crew/autograd/autocast.h"
 #include "crew/tensor/kernels/dropout.h"
 
 #include "crew/autograd/function.h"
@@ -10,6 +11,9 @@
 namespace crew::nn::functional {
 
 Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
+  if (std::vector<Tensor> in{x}; training && p != 0.0 && amp::autocast_rewrite("dropout", in)) {
+    return dropout(in[0], p, training, gen);
+  }
   kernels::check_floating(x, "dropout");
   CREW_CHECK(p >= 0.0 && p <= 1.0, "dropout: p must be in [0, 1], got ", p);
   if (!training || p == 0.0) return x;
