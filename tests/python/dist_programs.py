@@ -114,3 +114,24 @@ def data_parallel_unused(out_dir):
     with open(os.path.join(out_dir, f"rank{rank}"), "w") as f:
         json.dump({"error": error, "used": used.tolist(), "unused": unused.tolist(),
                    "engine": type(model._sync).__name__, "steps": model._sync.steps}, f)
+
+
+def amp_one_rank_inf(out_dir):
+    """Rank 1's gradient holds an inf, rank 0's does not: both GradScalers must skip the step
+    and lower the scale (the found-inf flag is all-reduced)."""
+    dist.init_parallel_env()
+    w = crew.to_tensor(np.ones([4], dtype=np.float32), stop_gradient=False)
+    opt = crew.optimizer.SGD(learning_rate=0.1, parameters=[w])
+    scaler = crew.amp.GradScaler(init_loss_scaling=8.0, decr_every_n_nan_or_inf=1)
+    records = []
+    for step in range(2):
+        loss = crew.sum(w * 2.0)
+        scaler.scale(loss).backward()
+        if step == 0 and dist.get_rank() == 1:
+            w.grad.numpy()[2] = np.inf  # numpy() shares the gradient's memory
+        scaler.step(opt)
+        scaler.update()
+        opt.clear_grad()
+        records.append((scaler.get_loss_scaling(), w.numpy().tolist()))
+    with open(os.path.join(out_dir, f"rank{dist.get_rank()}.json"), "w") as f:
+        json.dump(records, f)
