@@ -75,7 +75,7 @@ class Model:
     # ---- set-up ----
     def prepare(self, optimizer=None, loss=None, metrics=None, amp_configs=None):
         if amp_configs is not None:
-            raise ValueError("Model.prepare: amp_configs is not supported (crew trains in float32)")
+            raise ValueError("Model.prepare: amp_configs is not supported; use crew.amp.auto_cast and GradScaler in a loop of your own")
         if loss is not None and not isinstance(loss, Layer) and not callable(loss):
             raise TypeError("'loss' must be sub classes of `paddle.nn.Layer` or any callable function.")
         for m in _to_list(metrics):
