@@ -138,7 +138,8 @@ StateDict Optimizer::state_dict() const {
       const Tensor& t = accumulators_.at(spec.name)[i];
       if (t.defined()) sd.insert(names_[i] + "." + spec.name, t.clone());
     }
-    if (multi_precision_ && master_weights_[i].defined()) sd.insert(names_[i] + kMasterSuffix, master_weights_[i].clone());
+    if (multi_precision_ && master_weights_[i].defined())
+      sd.insert(names_[i] + kMasterSuffix, master_weights_[i].clone());
   }
   sd.insert(kStepKey, Tensor::scalar(static_cast<double>(step_count_), DType::INT64));
   if (lr_.scheduler()) {
@@ -152,7 +153,7 @@ StateDict Optimizer::state_dict() const {
 void Optimizer::set_state_dict(const StateDict& state) {
   // Parse and validate every key first; apply only when all are good.
   std::vector<std::tuple<std::string, size_t, Tensor>> accs;  // (accumulator, index, value)
-  std::vector<std::pair<size_t, Tensor>> masters;  // (index, float32 master weight)
+  std::vector<std::pair<size_t, Tensor>> masters;             // (index, float32 master weight)
   StateDict scheduler_state;
   for (const auto& [key, t] : state) {
     if (key == kStepKey || key == kLrKey) continue;

@@ -38,7 +38,7 @@ TEST(Autocast, WhiteListOpsRunInTheLowDtypeAndBlackListOpsInFloat32) {
   AutocastGuard guard(bf16());
   Tensor y = F::conv2d(x, w, Tensor());
   EXPECT_EQ(y.dtype(), DType::BFLOAT16);
-  EXPECT_EQ(F::relu(y).dtype(), DType::BFLOAT16);  // gray, one operand: keeps its dtype
+  EXPECT_EQ(F::relu(y).dtype(), DType::BFLOAT16);               // gray, one operand: keeps its dtype
   EXPECT_EQ(F::max_pool2d(y, {2, 2}).dtype(), DType::FLOAT32);  // no 16-bit kernel
   Tensor logits = F::linear(F::flatten(y), lw, lb);
   EXPECT_EQ(logits.dtype(), DType::BFLOAT16);
@@ -51,8 +51,9 @@ TEST(Autocast, WhiteListOpsRunInTheLowDtypeAndBlackListOpsInFloat32) {
   // Mixed operands of a gray op meet in float32 at O1.
   EXPECT_EQ(add(logits, uniform({2, 5}, -1, 1)).dtype(), DType::FLOAT32);
   // float64 is never cast.
-  EXPECT_EQ(matmul(uniform({2, 3}, -1, 1).to(DType::FLOAT64), uniform({3, 2}, -1, 1).to(DType::FLOAT64)).dtype(),
-            DType::FLOAT64);
+  EXPECT_EQ(
+      matmul(uniform({2, 3}, -1, 1).to(DType::FLOAT64), uniform({3, 2}, -1, 1).to(DType::FLOAT64)).dtype(),
+      DType::FLOAT64);
 }
 
 TEST(Autocast, Float32LeavesGetFloat32Gradients) {

@@ -1,12 +1,12 @@
 // crew::kernels::unscale_and_check_finite_ (the GradScaler's kernel): scales in place and
 // reports inf/NaN in every floating dtype, wherever in the tensor the bad value lies.
-#include "crew/tensor/kernels/amp.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <vector>
+
+#include "crew/tensor/kernels/amp.h"
 
 namespace crew {
 namespace {
@@ -21,7 +21,8 @@ TEST(KernelsAmp, UnscalesFiniteGradientsInEveryFloatingDtype) {
     EXPECT_FALSE(kernels::unscale_and_check_finite_(g, 1.0 / 1024.0)) << dtype_name(dtype);
     EXPECT_EQ(g.dtype(), dtype);
     const std::vector<double> got = g.to_vector<double>();
-    const std::vector<double> want = {1.0, -0.5, 0.0, 3.0 / 1024.0, 2.0, 1.0 / 128, 1.0 / 64, -1.0 / 256, 1.0 / 1024};
+    const std::vector<double> want = {1.0,       -0.5,     0.0,        3.0 / 1024.0, 2.0,
+                                      1.0 / 128, 1.0 / 64, -1.0 / 256, 1.0 / 1024};
     for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-2 * std::fabs(want[i])) << i;
   }
 }
@@ -35,7 +36,8 @@ TEST(KernelsAmp, FindsInfAndNanAnywhere) {
         std::vector<double> v(41, 0.25);
         v[at] = bad;
         Tensor g = values(v, dtype);
-        EXPECT_TRUE(kernels::unscale_and_check_finite_(g, 0.5)) << dtype_name(dtype) << " " << bad << " at " << at;
+        EXPECT_TRUE(kernels::unscale_and_check_finite_(g, 0.5))
+            << dtype_name(dtype) << " " << bad << " at " << at;
       }
     }
   }

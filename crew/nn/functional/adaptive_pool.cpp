@@ -1,8 +1,8 @@
 // adaptive_avg_pool2d (crew/tensor/kernels/adaptive_pool): Paddle's/PyTorch's bins; a 1x1
 // output is a plain mean over each plane.
-#include "crew/autograd/autocast.h"
 #include "crew/tensor/kernels/adaptive_pool.h"
 
+#include "crew/autograd/autocast.h"
 #include "crew/autograd/function.h"
 #include "crew/nn/functional.h"
 #include "crew/tensor/kernels/broadcast.h"

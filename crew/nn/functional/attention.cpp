@@ -1,11 +1,11 @@
 // scaled_dot_product_attention and packed_qkv_attention: one autograd node each; float32 on
 // crew/tensor/kernels/attention (oneDNN matmuls over strided views), float64 composed of
 // matmuls on transposed copies.
-#include "crew/autograd/autocast.h"
 #include "crew/tensor/kernels/attention.h"
 
 #include <cmath>
 
+#include "crew/autograd/autocast.h"
 #include "crew/autograd/autograd.h"
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"

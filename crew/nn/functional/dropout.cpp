@@ -1,9 +1,9 @@
 // Inverted dropout ("upscale_in_train", Paddle's default mode): the mask comes from
 // crew/tensor/kernels/dropout, its stream seeded from one draw of the caller's Generator, so
 // results are reproducible under crew::seed without locking per element.
-#include "crew/autograd/autocast.h"
 #include "crew/tensor/kernels/dropout.h"
 
+#include "crew/autograd/autocast.h"
 #include "crew/autograd/function.h"
 #include "crew/nn/functional.h"
 #include "crew/tensor/kernels/broadcast.h"

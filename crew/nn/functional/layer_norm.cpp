@@ -1,7 +1,7 @@
 // layer_norm over the trailing normalized_shape axes (crew/tensor/kernels/layer_norm).
-#include "crew/autograd/autocast.h"
 #include "crew/tensor/kernels/layer_norm.h"
 
+#include "crew/autograd/autocast.h"
 #include "crew/autograd/function.h"
 #include "crew/nn/functional.h"
 #include "crew/tensor/kernels/broadcast.h"

@@ -25,17 +25,23 @@ bool unscale_cpu(const Tensor& g, double inv_scale) {
   const int64_t n = g.numel();
   const auto f = static_cast<float>(inv_scale);
   switch (g.dtype()) {
-    case DType::FLOAT32: return unscale_typed(g.data<float>(), n, f);
-    case DType::FLOAT64: return unscale_typed(g.data<double>(), n, inv_scale);
-    case DType::BFLOAT16: return unscale_typed(g.data<bfloat16>(), n, f);
-    case DType::FLOAT16: return unscale_typed(g.data<float16>(), n, f);
-    default: throw_no_dtype_kernel("unscale_and_check_finite_", g.dtype());
+    case DType::FLOAT32:
+      return unscale_typed(g.data<float>(), n, f);
+    case DType::FLOAT64:
+      return unscale_typed(g.data<double>(), n, inv_scale);
+    case DType::BFLOAT16:
+      return unscale_typed(g.data<bfloat16>(), n, f);
+    case DType::FLOAT16:
+      return unscale_typed(g.data<float16>(), n, f);
+    default:
+      throw_no_dtype_kernel("unscale_and_check_finite_", g.dtype());
   }
 }
 
 }  // namespace
 
-constinit KernelSlot<UnscaleCheckFn> unscale_and_check_finite_kernel("unscale_and_check_finite_", &unscale_cpu);
+constinit KernelSlot<UnscaleCheckFn> unscale_and_check_finite_kernel("unscale_and_check_finite_",
+                                                                     &unscale_cpu);
 
 bool unscale_and_check_finite_(const Tensor& g, double inv_scale) {
   CREW_CHECK(g.defined(), "unscale_and_check_finite_: gradient is undefined");
