@@ -61,15 +61,19 @@ void GradScaler::unscale_(Optimizer& opt) {
 }
 
 bool GradScaler::step(Optimizer& opt) {
+  return step(opt, [&opt] { opt.step(); });
+}
+
+bool GradScaler::step(Optimizer& opt, const std::function<void()>& run_step) {
   if (!options_.enable) {
-    opt.step();
+    run_step();
     return true;
   }
   CREW_CHECK_T(StateError, states_[&opt] != OptState::STEPPED,
                "step() has already been called since the last update().");
   if (states_[&opt] == OptState::INIT) unscale_(opt);
   last_step_skipped_ = found_inf_;
-  if (!found_inf_) opt.step();
+  if (!found_inf_) run_step();
   states_[&opt] = OptState::STEPPED;
   return !found_inf_;
 }
@@ -141,7 +145,8 @@ StateDict GradScaler::state_dict() const {
   sd.insert("scale", Tensor::scalar(scale_, DType::FLOAT64));
   sd.insert("incr_ratio", Tensor::scalar(options_.incr_ratio, DType::FLOAT64));
   sd.insert("decr_ratio", Tensor::scalar(options_.decr_ratio, DType::FLOAT64));
-  sd.insert("incr_every_n_steps", Tensor::scalar(static_cast<double>(options_.incr_every_n_steps), DType::INT64));
+  sd.insert("incr_every_n_steps",
+            Tensor::scalar(static_cast<double>(options_.incr_every_n_steps), DType::INT64));
   sd.insert("decr_every_n_nan_or_inf",
             Tensor::scalar(static_cast<double>(options_.decr_every_n_nan_or_inf), DType::INT64));
   sd.insert("incr_count", Tensor::scalar(static_cast<double>(incr_count_), DType::INT64));
@@ -167,8 +172,8 @@ void GradScaler::set_state_dict(const StateDict& state) {
   const auto incr = static_cast<int64_t>(scalar_entry(state, "incr_count"));
   const auto decr = static_cast<int64_t>(scalar_entry(state, "decr_count"));
   check_options(o);
-  CREW_CHECK(std::isfinite(scale) && scale > 0, "GradScaler.set_state_dict: 'scale' must be finite and > 0, got ",
-             scale);
+  CREW_CHECK(std::isfinite(scale) && scale > 0,
+             "GradScaler.set_state_dict: 'scale' must be finite and > 0, got ", scale);
   CREW_CHECK(incr >= 0 && decr >= 0, "GradScaler.set_state_dict: negative counts ", incr, ", ", decr);
   options_ = o;
   scale_ = scale;

@@ -52,6 +52,9 @@ class GradScaler {
   // unscale_ unless done, then opt.step() unless an inf/NaN was found. Returns whether the
   // optimizer stepped. StateError when called twice before update().
   bool step(Optimizer& opt);
+  // As step(opt), with run_step doing the update instead of opt.step() (a wrapper that applies
+  // its own rules around the step, as Python's per-parameter rules do).
+  bool step(Optimizer& opt, const std::function<void()>& run_step);
   // The dynamic rule on the last step's outcome (when use_dynamic_loss_scaling).
   void update();
   // step then update.
@@ -84,7 +87,7 @@ class GradScaler {
   double scale_;
   int64_t incr_count_ = 0;
   int64_t decr_count_ = 0;
-  bool found_inf_ = false;        // of the last unscale_
+  bool found_inf_ = false;          // of the last unscale_
   bool last_step_skipped_ = false;  // what update() reads
   std::map<const Optimizer*, OptState> states_;
 };

@@ -30,7 +30,8 @@ std::vector<testing::RankResult> run_job(int world, const std::function<void(int
             {"CREW_STORE_HOSTED", "1"},
             {"CREW_TIMEOUT", "20s"},
             {"CREW_BACKEND", "gloo"}};
-  return testing::run_ranks(world, [&](int rank, int) { fn(rank); }, ro);
+  return testing::run_ranks(
+      world, [&](int rank, int) { fn(rank); }, ro);
 }
 
 TEST(AnyRank, BeforeInitIsTheFlagItself) {

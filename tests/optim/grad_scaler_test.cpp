@@ -70,7 +70,10 @@ TEST(GradScaler, CallOrderIsChecked) {
 
 TEST(GradScaler, StateDictRoundTrips) {
   OneParam m;
-  GradScaler a({.init_loss_scaling = 256, .incr_ratio = 3, .decr_ratio = 0.25, .incr_every_n_steps = 5,
+  GradScaler a({.init_loss_scaling = 256,
+                .incr_ratio = 3,
+                .decr_ratio = 0.25,
+                .incr_every_n_steps = 5,
                 .decr_every_n_nan_or_inf = 3});
   for (bool inf : {false, true, false, false}) {
     m.backward(a, inf);
