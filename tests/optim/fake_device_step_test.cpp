@@ -149,7 +149,8 @@ TEST(FakeDeviceStep, GradScalerSkipsAnInfAndUnscalesOnTheDevice) {
     for (unsigned step = 0; step < 2; ++step) {
       for (size_t i = 0; i < ps.size(); ++i) {
         Tensor g = sample(ps[i].shape(), 200 + 10 * step + i, DType::FLOAT32);
-        if (step == 0 && i == 1) g = Tensor::full(g.shape(), std::numeric_limits<double>::infinity(), DType::FLOAT32);
+        if (step == 0 && i == 1)
+          g = Tensor::full(g.shape(), std::numeric_limits<double>::infinity(), DType::FLOAT32);
         ps[i].set_grad(kernels::affine(g, scaler.scale(), 0.0).to(place));
       }
       EXPECT_EQ(scaler.minimize(opt), step == 1);
