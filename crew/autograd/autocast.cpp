@@ -104,13 +104,12 @@ std::vector<Tensor> autocast_inputs(const std::string& op, std::vector<Tensor> i
   return inputs;
 }
 
-bool autocast_rewrite(const std::string& op, std::vector<Tensor>& inputs) {
-  if (!autocast_enabled()) return false;
+std::optional<std::vector<Tensor>> detail::autocast_changed(const char* op, std::vector<Tensor> inputs) {
   std::vector<Tensor> cast_inputs = autocast_inputs(op, inputs);
-  bool changed = false;
-  for (size_t i = 0; i < inputs.size(); ++i) changed = changed || !cast_inputs[i].is_same(inputs[i]);
-  inputs = std::move(cast_inputs);
-  return changed;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!cast_inputs[i].is_same(inputs[i])) return cast_inputs;
+  }
+  return std::nullopt;
 }
 
 }  // namespace crew::amp

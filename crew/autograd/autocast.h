@@ -14,6 +14,7 @@
 //   crew::amp::AutocastGuard amp({.dtype = DType::BFLOAT16});
 //   Tensor logits = net->forward(x);          // conv/linear in bfloat16
 //   Tensor loss = nn::functional::cross_entropy(logits, y);  // float32
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -66,9 +67,18 @@ CastPolicy cast_policy(const std::string& op);
 // `inputs` as op `op` should see them under the current state: unchanged when autocast is
 // off; undefined, integer and float64 tensors are never cast.
 std::vector<Tensor> autocast_inputs(const std::string& op, std::vector<Tensor> inputs);
-// For an op's entry: replaces `inputs` by autocast_inputs(op, inputs) and says whether any of
-// them changed, in which case the op calls itself again with the new ones:
-//   if (std::vector<Tensor> in{x, w}; amp::autocast_rewrite("matmul", in)) return matmul(in[0], in[1]);
-bool autocast_rewrite(const std::string& op, std::vector<Tensor>& inputs);
+namespace detail {
+// autocast_inputs(op, inputs), or nullopt when no input changed.
+std::optional<std::vector<Tensor>> autocast_changed(const char* op, std::vector<Tensor> inputs);
+}  // namespace detail
+
+// For an op's entry: nullopt (at the cost of one thread-local read when autocast is off)
+// unless autocast casts one of the operands; then the operands to call the op again with:
+//   if (auto in = amp::autocast_operands("matmul", a, b)) return matmul((*in)[0], (*in)[1]);
+template <typename... Ts>
+std::optional<std::vector<Tensor>> autocast_operands(const char* op, const Ts&... operands) {
+  if (!autocast_enabled()) return std::nullopt;
+  return detail::autocast_changed(op, {operands...});
+}
 
 }  // namespace crew::amp

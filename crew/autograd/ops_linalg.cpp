@@ -38,7 +38,7 @@ std::vector<Tensor> matmul_backward(const Tensor& a, const Tensor& b, bool ta, b
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
-  if (std::vector<Tensor> in{a, b}; amp::autocast_rewrite("matmul", in)) return matmul(in[0], in[1], ta, tb);
+  if (auto in = amp::autocast_operands("matmul", a, b)) return matmul((*in)[0], (*in)[1], ta, tb);
   Tensor y = kernels::matmul(a, b, ta, tb);
   if (autograd::should_record({&a, &b})) {
     autograd::record(y, "matmul", {a, b}, [a, b, ta, tb](const Tensor& g, const std::vector<bool>& n) {

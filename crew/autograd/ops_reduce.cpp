@@ -45,20 +45,20 @@ Tensor sum_axis(const Tensor& x, int64_t axis, bool keepdim, bool average, const
 }  // namespace
 
 Tensor sum(const Tensor& x) {
-  if (std::vector<Tensor> in{x}; amp::autocast_rewrite("sum", in)) return sum(in[0]);
+  if (auto in = amp::autocast_operands("sum", x)) return sum((*in)[0]);
   return sum_all(x, 1.0, "sum");
 }
 Tensor mean(const Tensor& x) {
-  if (std::vector<Tensor> in{x}; amp::autocast_rewrite("mean", in)) return mean(in[0]);
+  if (auto in = amp::autocast_operands("mean", x)) return mean((*in)[0]);
   CREW_CHECK(x.numel() > 0, "mean: tensor of shape ", shape_str(x.shape()), " is empty");
   return sum_all(x, 1.0 / static_cast<double>(x.numel()), "mean");
 }
 Tensor sum(const Tensor& x, int64_t axis, bool keepdim) {
-  if (std::vector<Tensor> in{x}; amp::autocast_rewrite("sum", in)) return sum(in[0], axis, keepdim);
+  if (auto in = amp::autocast_operands("sum", x)) return sum((*in)[0], axis, keepdim);
   return sum_axis(x, axis, keepdim, false, "sum");
 }
 Tensor mean(const Tensor& x, int64_t axis, bool keepdim) {
-  if (std::vector<Tensor> in{x}; amp::autocast_rewrite("mean", in)) return mean(in[0], axis, keepdim);
+  if (auto in = amp::autocast_operands("mean", x)) return mean((*in)[0], axis, keepdim);
   return sum_axis(x, axis, keepdim, true, "mean");
 }
 

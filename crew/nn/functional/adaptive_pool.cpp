@@ -10,8 +10,8 @@
 namespace crew::nn::functional {
 
 Tensor adaptive_avg_pool2d(const Tensor& x, Pair output_size) {
-  if (std::vector<Tensor> in{x}; amp::autocast_rewrite("adaptive_avg_pool2d", in)) {
-    return adaptive_avg_pool2d(in[0], output_size);
+  if (auto in = amp::autocast_operands("adaptive_avg_pool2d", x)) {
+    return adaptive_avg_pool2d((*in)[0], output_size);
   }
   kernels::check_floating(x, "adaptive_avg_pool2d");
   CREW_CHECK(x.dim() == 4, "adaptive_avg_pool2d: expected x [N, C, H, W], got ", shape_str(x.shape()));

@@ -11,8 +11,8 @@
 namespace crew::nn::functional {
 
 Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
-  if (std::vector<Tensor> in{x}; training && p != 0.0 && amp::autocast_rewrite("dropout", in)) {
-    return dropout(in[0], p, training, gen);
+  if (auto in = training && p != 0.0 ? amp::autocast_operands("dropout", x) : std::nullopt) {
+    return dropout((*in)[0], p, training, gen);
   }
   kernels::check_floating(x, "dropout");
   CREW_CHECK(p >= 0.0 && p <= 1.0, "dropout: p must be in [0, 1], got ", p);

@@ -30,8 +30,8 @@ void check_layer_norm(const Tensor& x, const Shape& normalized_shape, const Tens
 
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias,
                   double epsilon) {
-  if (std::vector<Tensor> in{x, weight, bias}; amp::autocast_rewrite("layer_norm", in)) {
-    return layer_norm(in[0], normalized_shape, in[1], in[2], epsilon);
+  if (auto in = amp::autocast_operands("layer_norm", x, weight, bias)) {
+    return layer_norm((*in)[0], normalized_shape, (*in)[1], (*in)[2], epsilon);
   }
   check_layer_norm(x, normalized_shape, weight, bias);
   const int64_t cols = shape_numel(normalized_shape);

@@ -10,8 +10,8 @@
 namespace crew::nn::functional {
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  if (std::vector<Tensor> in{x, weight, bias}; amp::autocast_rewrite("linear", in))
-    return linear(in[0], in[1], in[2]);
+  if (auto in = amp::autocast_operands("linear", x, weight, bias))
+    return linear((*in)[0], (*in)[1], (*in)[2]);
   kernels::check_floating_or_half(x, "linear");
   CREW_CHECK(weight.dim() == 2, "linear: weight must be [in, out], got shape ", shape_str(weight.shape()));
   CREW_CHECK(x.dim() >= 1 && x.size(-1) == weight.size(0), "linear: input ", shape_str(x.shape()),

@@ -24,8 +24,8 @@ void check_labels(const Tensor& labels, const Shape& rows, const char* op) {
 }  // namespace
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction reduction) {
-  if (std::vector<Tensor> in{logits}; amp::autocast_rewrite("cross_entropy", in)) {
-    return cross_entropy(in[0], labels, reduction);
+  if (auto in = amp::autocast_operands("cross_entropy", logits)) {
+    return cross_entropy((*in)[0], labels, reduction);
   }
   kernels::check_floating(logits, "cross_entropy");
   CREW_CHECK(logits.dim() >= 2, "cross_entropy: logits must be [N, K] or [..., K], got shape ",
@@ -54,8 +54,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction reduc
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
-  if (std::vector<Tensor> in{input, target}; amp::autocast_rewrite("mse_loss", in)) {
-    return mse_loss(in[0], in[1], reduction);
+  if (auto in = amp::autocast_operands("mse_loss", input, target)) {
+    return mse_loss((*in)[0], (*in)[1], reduction);
   }
   Tensor d = sub(input, target);
   Tensor sq = mul(d, d);

@@ -127,8 +127,8 @@ Tensor batch_norm_onednn(const Tensor& x, Tensor& running_mean, Tensor& running_
 
 Tensor batch_norm(const Tensor& x, Tensor& running_mean, Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum, double epsilon, SyncPtr sync) {
-  if (std::vector<Tensor> in{x, weight, bias}; amp::autocast_rewrite("batch_norm", in)) {
-    return batch_norm(in[0], running_mean, running_var, in[1], in[2], training, momentum, epsilon,
+  if (auto in = amp::autocast_operands("batch_norm", x, weight, bias)) {
+    return batch_norm((*in)[0], running_mean, running_var, (*in)[1], (*in)[2], training, momentum, epsilon,
                       std::move(sync));
   }
   const Layout l = check_inputs(x, running_mean, running_var, weight, bias, training, sync != nullptr);
