@@ -248,3 +248,37 @@ def test_decorate_save_dtype_and_o1_is_a_no_op():
     crew.amp.decorate(model, level="O1", save_dtype="float16")
     assert all(name(v) == "float16" for v in model.state_dict().values())
     assert name(model.weight) == "float32"
+
+
+def _o2_model_and_opt():
+    crew.seed(11)
+    model = crew.nn.Sequential(crew.nn.Linear(6, 16), crew.nn.ReLU(), crew.nn.LayerNorm(16), crew.nn.Linear(16, 3))
+    opt = crew.optimizer.Adam(learning_rate=1e-2, parameters=model.parameters())
+    return crew.amp.decorate(model, opt, level="O2", dtype="bfloat16")
+
+
+def _o2_steps(model, opt, steps, seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        x = t(rng.random((8, 6)))
+        y = crew.to_tensor(rng.integers(0, 3, (8,)).astype(np.int64))
+        with crew.amp.auto_cast(level="O2", dtype="bfloat16"):
+            loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+
+
+def test_an_o2_checkpoint_resumes_exactly(tmp_path):
+    model, opt = _o2_model_and_opt()
+    _o2_steps(model, opt, 3, seed=5)
+    crew.save(model.state_dict(), str(tmp_path / "model.pdparams"))
+    crew.save(opt.state_dict(), str(tmp_path / "opt.pdopt"))
+    resumed, resumed_opt = _o2_model_and_opt()
+    resumed.set_state_dict(crew.load(str(tmp_path / "model.pdparams")))
+    resumed_opt.set_state_dict(crew.load(str(tmp_path / "opt.pdopt")))
+    _o2_steps(model, opt, 3, seed=6)
+    _o2_steps(resumed, resumed_opt, 3, seed=6)
+    for a, b in zip(model.parameters(), resumed.parameters()):
+        assert name(a) == name(b)
+        np.testing.assert_array_equal(a.astype("float32").numpy(), b.astype("float32").numpy())
