@@ -156,20 +156,34 @@ def test_grad_scaler_state_dict_round_trip():
 
 
 def test_an_inf_on_one_rank_skips_the_step_on_both(tmp_path):
+    runs = _spawn("amp_one_rank_inf", tmp_path)
+    for records in runs:
+        (scale0, w0), (scale1, w1) = records
+        assert scale0 == 4.0  # 8 halved by the skipped step (decr_every_n_nan_or_inf=1)
+        assert w0 == [1.0] * 4  # step 0 skipped on both ranks
+        assert scale1 == 4.0 and w1 == pytest.approx([0.8] * 4)  # step 1 taken: 1 - 0.1 * 2
+
+
+def _spawn(program, tmp_path):
     code = ("import sys; sys.path.insert(0, %r); import crew.distributed as dist, dist_programs; "
-            "dist.spawn(dist_programs.amp_one_rank_inf, args=(%r,), nprocs=2)" % (str(HERE), str(tmp_path)))
+            "dist.spawn(dist_programs.%s, args=(%r,), nprocs=2)" % (str(HERE), program, str(tmp_path)))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CREW_RANK", "PADDLE_", "CREW_WORLD",
                                                                       "CREW_MASTER"))}
     env["PYTHONPATH"] = os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")])
     r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stderr
-    runs = [json.loads((tmp_path / f"rank{i}.json").read_text()) for i in range(2)]
-    for records in runs:
-        (scale0, w0), (scale1, w1) = records
-        assert scale0 == 4.0  # 8 halved by the skipped step (decr_every_n_nan_or_inf=1)
-        assert w0 == [1.0] * 4  # step 0 skipped on both ranks
-        assert scale1 == 4.0 and w1 == pytest.approx([0.8] * 4)  # step 1 taken: 1 - 0.1 * 2
+    return [json.loads((tmp_path / f"rank{i}.json").read_text()) for i in range(2)]
+
+
+def test_auto_cast_under_data_parallel_keeps_the_ranks_equal(tmp_path):
+    runs = _spawn("amp_data_parallel", tmp_path)
+    for run in runs:
+        assert run["dtypes"][0] == ["dtype.bfloat16", "dtype.float32"]
+        assert set(run["dtypes"][1]) == {"dtype.float32"}
+        assert run["scale"] == 256
+    for a, b in zip(runs[0]["params"], runs[1]["params"]):
+        np.testing.assert_array_equal(np.array(a), np.array(b))
 
 
 def _mynet_losses(steps, amp_dtype=None, level="O1"):
