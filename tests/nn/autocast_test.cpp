@@ -8,6 +8,7 @@
 
 #include <thread>
 
+#include "crew/autograd/autograd.h"
 #include "crew/autograd/ops.h"
 #include "crew/core/error.h"
 #include "crew/nn/functional.h"
@@ -75,6 +76,18 @@ TEST(Autocast, Float32LeavesGetFloat32Gradients) {
   F::cross_entropy(F::linear(x, w2, b2), Tensor::from_vector<int64_t>({0, 1, 2, 0}, {4})).backward();
   const auto g = w.grad().to_vector<float>(), want = w2.grad().to_vector<float>();
   for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], want[i], 2e-2) << i;
+}
+
+TEST(Autocast, BackwardAndItsHooksRunWithAutocastOff) {
+  Tensor w = param({3, 3});
+  DType seen = DType::INT64;
+  autograd::register_grad_ready_hook(w, [&seen](const Tensor& leaf) {
+    seen = matmul(leaf.grad(), leaf.grad()).dtype();  // a white-list op inside backward
+  });
+  AutocastGuard guard(bf16());
+  sum(F::linear(uniform({2, 3}, -1, 1), w, Tensor())).backward();
+  EXPECT_EQ(seen, DType::FLOAT32);
+  EXPECT_TRUE(amp::autocast_enabled());  // restored after backward
 }
 
 TEST(Autocast, CustomListsMoveOps) {
