@@ -296,3 +296,24 @@ def test_an_o2_checkpoint_resumes_exactly(tmp_path):
     for a, b in zip(model.parameters(), resumed.parameters()):
         assert name(a) == name(b)
         np.testing.assert_array_equal(a.astype("float32").numpy(), b.astype("float32").numpy())
+
+
+def test_hapi_model_trains_with_amp_configs():
+    rng = np.random.default_rng(2)
+    x = rng.random((32, 6)).astype(np.float32)
+    y = rng.integers(0, 3, (32, 1)).astype(np.int64)
+    data = crew.io.TensorDataset([crew.to_tensor(x), crew.to_tensor(y)])
+    for configs in ({"level": "O1", "dtype": "bfloat16", "init_loss_scaling": 128}, "O2"):
+        crew.seed(1)
+        net = crew.nn.Sequential(crew.nn.Linear(6, 16), crew.nn.ReLU(), crew.nn.Linear(16, 3))
+        model = crew.Model(net)
+        model.prepare(crew.optimizer.Adam(learning_rate=0.01, parameters=net.parameters()),
+                      crew.nn.CrossEntropyLoss(), amp_configs=configs)
+        before = model.train_batch([x[:8]], [y[:8]])[0]
+        model.fit(data, batch_size=8, epochs=2, verbose=0)
+        after = model.train_batch([x[:8]], [y[:8]])[0]
+        assert np.isfinite(after).all() and float(after) < float(before)
+        want = "float16" if configs == "O2" else "float32"
+        assert name(net.parameters()[0]) == want
+    with pytest.raises(ValueError, match="unknown keys"):
+        crew.Model(crew.nn.Linear(2, 2)).prepare(amp_configs={"level": "O1", "bogus": 1})
