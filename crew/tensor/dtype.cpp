@@ -5,7 +5,7 @@
 namespace crew {
 namespace {
 constexpr DType kAllDTypes[] = {DType::FLOAT32, DType::FLOAT64, DType::INT32,   DType::INT64,
-                                DType::UINT8,   DType::BFLOAT16, DType::FLOAT16};
+                                DType::UINT8,   DType::BFLOAT16, DType::FLOAT16, DType::BOOL};
 }  // namespace
 
 size_t dtype_size(DType dtype) {
@@ -17,6 +17,7 @@ size_t dtype_size(DType dtype) {
     case DType::UINT8: return 1;
     case DType::BFLOAT16: return 2;
     case DType::FLOAT16: return 2;
+    case DType::BOOL: return 1;
   }
   CREW_INTERNAL_ASSERT(false, "unknown dtype");
 }
@@ -30,6 +31,7 @@ const char* dtype_name(DType dtype) {
     case DType::UINT8: return "uint8";
     case DType::BFLOAT16: return "bfloat16";
     case DType::FLOAT16: return "float16";
+    case DType::BOOL: return "bool";
   }
   return "unknown";
 }
@@ -39,7 +41,7 @@ DType parse_dtype(const std::string& name) {
     if (name == dtype_name(d)) return d;
   }
   CREW_THROW(ValueError, "unknown dtype '", name,
-             "' (expected float32, float64, int32, int64, uint8, bfloat16 or float16)");
+             "' (expected float32, float64, int32, int64, uint8, bfloat16, float16 or bool)");
 }
 
 bool is_floating(DType dtype) {

@@ -19,7 +19,8 @@
 
 namespace crew {
 
-enum class DType : uint8_t { FLOAT32, FLOAT64, INT32, INT64, UINT8, BFLOAT16, FLOAT16 };
+// BOOL: one byte holding 0 or 1 (Paddle's "bool"); comparisons and masks are BOOL.
+enum class DType : uint8_t { FLOAT32, FLOAT64, INT32, INT64, UINT8, BFLOAT16, FLOAT16, BOOL };
 
 // Bytes per element.
 size_t dtype_size(DType dtype);
@@ -42,10 +43,11 @@ template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::INT6
 template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::UINT8; };
 template <> struct DTypeOf<bfloat16> { static constexpr DType value = DType::BFLOAT16; };
 template <> struct DTypeOf<float16> { static constexpr DType value = DType::FLOAT16; };
+template <> struct DTypeOf<bool> { static constexpr DType value = DType::BOOL; };
 template <typename T> constexpr DType dtype_of = DTypeOf<T>::value;
 
-// Calls fn(T{}) with T the C++ type of a compute dtype; `op` names the caller in the
-// DTypeError a 16-bit dtype gets.
+// Calls fn(T{}) with T the C++ type of a compute dtype (bool for BOOL: arithmetic kernels
+// refuse it first); `op` names the caller in the DTypeError a 16-bit dtype gets.
 template <typename Fn>
 decltype(auto) dispatch_dtype(const char* op, DType dtype, Fn&& fn) {
   switch (dtype) {
@@ -54,6 +56,7 @@ decltype(auto) dispatch_dtype(const char* op, DType dtype, Fn&& fn) {
     case DType::INT32: return fn(int32_t{});
     case DType::INT64: return fn(int64_t{});
     case DType::UINT8: return fn(uint8_t{});
+    case DType::BOOL: return fn(bool{});
     case DType::BFLOAT16:
     case DType::FLOAT16: break;
   }

@@ -187,6 +187,8 @@ const char* safetensors_dtype(DType dtype) {
       return "BF16";
     case DType::FLOAT16:
       return "F16";
+    case DType::BOOL:
+      return "BOOL";
   }
   CREW_THROW(ValueError, "safetensors_dtype: unknown dtype ", static_cast<int>(dtype));
 }
@@ -199,8 +201,9 @@ DType parse_safetensors_dtype(const std::string& code) {
   if (code == "U8") return DType::UINT8;
   if (code == "BF16") return DType::BFLOAT16;
   if (code == "F16") return DType::FLOAT16;
+  if (code == "BOOL") return DType::BOOL;
   CREW_THROW(ValueError, "unsupported safetensors dtype '", code,
-             "' (crew reads F32, F64, I32, I64, U8, BF16, F16)");
+             "' (crew reads F32, F64, I32, I64, U8, BF16, F16, BOOL)");
 }
 
 namespace {

@@ -327,4 +327,21 @@ CREW_INSTANTIATE(bfloat16)
 CREW_INSTANTIATE(float16)
 #undef CREW_INSTANTIATE
 
+// std::vector<bool> packs its bits (no data()): BOOL tensors copy element by element.
+template <>
+Tensor Tensor::from_vector<bool>(const std::vector<bool>& values, const Shape& shape) {
+  CREW_CHECK_EQ(static_cast<int64_t>(values.size()), shape_numel(shape),
+                "Tensor::from_vector: value count does not match shape ", shape_str(shape));
+  Tensor t = uninitialized(shape, DType::BOOL);
+  bool* p = static_cast<bool*>(t.raw_data());
+  for (size_t i = 0; i < values.size(); ++i) p[i] = values[i];
+  return t;
+}
+
+template <>
+std::vector<bool> Tensor::to_vector<bool>() const {
+  std::vector<uint8_t> bytes = to(DType::BOOL).to_vector<uint8_t>();
+  return std::vector<bool>(bytes.begin(), bytes.end());
+}
+
 }  // namespace crew

@@ -16,8 +16,10 @@ from ._C import (Place, CPUPlace, CUDAPlace, CUDAPinnedPlace, set_device, get_de
 from ._C import (add, subtract, multiply, divide, exp, log, pow, matmul, sum, mean, argmax,  # noqa: A004
                  reshape, unsqueeze, squeeze, flatten, transpose, concat, stack, split, slice,
                  is_grad_enabled, set_grad_enabled, cast)
-from .tensor_ops import (no_grad, equal, not_equal, less_than, less_equal, greater_than,  # noqa: E402
-                         greater_equal, max, min)
+from .tensor_ops import no_grad  # noqa: E402
+from .tensor_math import *  # noqa: E402,F401,F403 (Paddle's creation, math and mask functions)
+from . import tensor_methods  # noqa: E402,F401 (installs Tensor's methods and printing)
+from .tensor_methods import set_printoptions  # noqa: E402,F401
 from .paddle_args import argmax, squeeze, reshape, flatten, to_tensor  # noqa: E402,F811
 
 __version__ = _C.__version__
@@ -40,6 +42,7 @@ uint8 = dtype.uint8
 # a bfloat16 tensor is a float32 array (NumPy has no bfloat16), of a float16 one float16.
 bfloat16 = dtype.bfloat16
 float16 = dtype.float16
+bool = dtype.bool  # noqa: A001 (Paddle's name; nothing below uses the builtin)
 
 from . import device, nn, optimizer, io, vision, text, distributed  # noqa: E402
 from .parallel import DataParallel  # noqa: E402

@@ -1,11 +1,9 @@
-"""Tensor functions and operators written over crew._C: no_grad, comparisons, max/min.
+"""no_grad and the Tensor methods bound straight from crew._C functions.
 
-Comparisons and max/min without an axis return new tensors computed through NumPy on the
-tensor's memory (no copy in); like Paddle's, they record no gradient.
+Comparisons, max/min and the rest of Paddle's tensor math are in tensor_math.py (computed
+in C++), their Tensor methods and operators in tensor_methods.py.
 """
 import functools
-
-import numpy as np
 
 from . import _C
 
@@ -32,41 +30,6 @@ class no_grad:
         return wrapper
 
 
-def _array(x):
-    return x.numpy() if isinstance(x, Tensor) else np.asarray(x)
-
-
-def _compare(np_op):
-    def op(a, b):
-        a_, b_ = _array(a), _array(b)
-        try:
-            out = np_op(a_, b_)
-        except ValueError:
-            raise ValueError(f"cannot compare tensors of shapes {list(a_.shape)} and {list(b_.shape)}")
-        return _C.to_tensor(out)
-    return op
-
-
-equal = _compare(np.equal)
-not_equal = _compare(np.not_equal)
-less_than = _compare(np.less)
-less_equal = _compare(np.less_equal)
-greater_than = _compare(np.greater)
-greater_equal = _compare(np.greater_equal)
-
-
-def _np_axis(axis):
-    return tuple(axis) if isinstance(axis, list) else axis
-
-
-def max(x, axis=None, keepdim=False, name=None):  # noqa: A001 (Paddle's name)
-    return _C.to_tensor(np.max(_array(x), axis=_np_axis(axis), keepdims=keepdim))
-
-
-def min(x, axis=None, keepdim=False, name=None):  # noqa: A001
-    return _C.to_tensor(np.min(_array(x), axis=_np_axis(axis), keepdims=keepdim))
-
-
 def _method(fn):
     """A C++ function bound as a Tensor method (builtins do not bind `self` by themselves)."""
     def method(self, *args, **kwargs):
@@ -77,15 +40,9 @@ def _method(fn):
 
 
 def _install_operators():
-    for name, fn in (("__eq__", equal), ("__ne__", not_equal), ("__lt__", less_than),
-                     ("__le__", less_equal), ("__gt__", greater_than), ("__ge__", greater_equal)):
-        setattr(Tensor, name, fn)
-    Tensor.__hash__ = object.__hash__
     # reshape, squeeze, flatten and argmax take Paddle's arguments: paddle_args installs them.
     for name in ("unsqueeze", "transpose", "split", "matmul", "sum", "mean", "exp", "log", "pow"):
         setattr(Tensor, name, _method(getattr(_C, name)))
-    Tensor.max = max
-    Tensor.min = min
     Tensor.T = property(lambda t: _C.transpose(t, list(range(t.ndim - 1, -1, -1))))
 
 

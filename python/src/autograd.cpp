@@ -56,69 +56,6 @@ Tensor reduce(const Tensor& x, py::object axis, bool keepdim, bool mean, const c
   return out;
 }
 
-// One index on an axis of extent n: an int in [-n, n) -> [i, i + 1), or a slice of step 1.
-struct AxisRange {
-  int64_t start, stop;
-  bool is_int;
-};
-
-AxisRange axis_range(py::handle key, int64_t n, int64_t axis) {
-  if (PyIndex_Check(key.ptr())) {
-    int overflow = 0;
-    py::object as_int = py::reinterpret_steal<py::object>(PyNumber_Index(key.ptr()));
-    if (!as_int) throw py::error_already_set();
-    const long long i = PyLong_AsLongLongAndOverflow(as_int.ptr(), &overflow);
-    if (overflow != 0) {
-      throw py::index_error("index " + std::string(py::str(as_int)) + " is out of range for axis " +
-                            std::to_string(axis) + " of size " + std::to_string(n));
-    }
-    if (i < -n || i >= n) {
-      throw py::index_error("index " + std::to_string(i) + " is out of range for axis " + std::to_string(axis) +
-                            " of size " + std::to_string(n));
-    }
-    const int64_t j = i < 0 ? i + n : i;
-    return {j, j + 1, true};
-  }
-  if (PySlice_Check(key.ptr())) {
-    Py_ssize_t start, stop, step, len;
-    if (PySlice_GetIndicesEx(key.ptr(), n, &start, &stop, &step, &len) != 0) throw py::error_already_set();
-    if (step != 1) throw py::index_error("only slices with step 1 are supported (axis " + std::to_string(axis) + ")");
-    return {start, std::max<int64_t>(start, stop), false};
-  }
-  throw py::type_error("crew tensors are indexed by ints and slices (step 1), one per leading axis");
-}
-
-// x[key]: key an int, a slice or a tuple of them for the leading axes. One key on a tensor
-// that records no gradient is a view of axis 0 (no copy); otherwise the result is a
-// differentiable copy (crew::slice per axis, int axes squeezed).
-Tensor index(const Tensor& t, py::handle key) {
-  if (t.dim() == 0) throw py::index_error("a 0-d tensor cannot be indexed");
-  const bool tuple = PyTuple_Check(key.ptr());
-  if (!tuple && !(t.requires_grad() && is_grad_enabled())) {
-    const AxisRange r = axis_range(key, t.size(0), 0);
-    return r.is_int ? t.select(r.start) : t.slice(r.start, r.stop);
-  }
-  std::vector<py::handle> keys;
-  if (tuple) {
-    for (py::handle k : py::reinterpret_borrow<py::tuple>(key)) keys.push_back(k);
-  } else {
-    keys.push_back(key);
-  }
-  if (static_cast<int64_t>(keys.size()) > t.dim()) {
-    throw py::index_error("too many indices: " + std::to_string(keys.size()) + " for a tensor of shape " +
-                          shape_str(t.shape()));
-  }
-  std::vector<AxisRange> ranges;
-  for (size_t a = 0; a < keys.size(); ++a) ranges.push_back(axis_range(keys[a], t.size(a), a));
-  py::gil_scoped_release nogil;
-  Tensor y = t;
-  for (size_t a = 0; a < ranges.size(); ++a) y = slice(y, a, ranges[a].start, ranges[a].stop);
-  for (size_t a = ranges.size(); a-- > 0;) {
-    if (ranges[a].is_int) y = squeeze(y, a);
-  }
-  return y;
-}
-
 // Paddle's split: an int (equal pieces, crew::split) or a list of section sizes, at most one
 // of them -1 (the rest of the axis).
 std::vector<Tensor> split_sections(const Tensor& x, py::handle num_or_sections, int64_t axis) {
@@ -177,8 +114,7 @@ void bind_members(py::class_<Tensor>& cls) {
            py::arg("set_to_zero") = true)
       .def("clear_gradient", [](Tensor& t, bool set_to_zero) { t.clear_grad(set_to_zero); },
            py::arg("set_to_zero") = true)
-      .def("detach", &Tensor::detach)
-      .def("__getitem__", &index);
+      .def("detach", &Tensor::detach);
 }
 
 void bind_operators(py::class_<Tensor>& cls) {

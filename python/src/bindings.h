@@ -17,6 +17,7 @@ void bind_tensor(py::module_& m);       // tensor.cpp: Tensor, to_tensor, NumPy
 Place place_from_py(const py::handle& place);
 void bind_serialize(py::module_& m);    // serialize.cpp: save, load (safetensors)
 void bind_autograd(py::module_& m);     // autograd.cpp: backward, no_grad, differentiable ops
+void bind_tensor_math(py::module_& m);  // tensor_math.cpp: math, masks, creation, x[key]
 void bind_nn(py::module_& m);           // nn.cpp: Layer (subclassable), layers, functional
 void bind_nn_layers(py::module_& m);    // nn_layers.cpp: LayerNorm, Embedding, attention, ...
 void bind_nn_models(py::module_& m);    // nn_models.cpp: nn.models (ResNet, GPT)

@@ -2,6 +2,7 @@
 #include "bindings.h"
 
 namespace crew::python {
+void bind_nn_extra(py::module_& m);  // nn_extra.cpp: more of nn.functional (after bind_nn)
 void bind_nn_rnn(py::module_& m);  // nn_rnn.cpp: nn.functional.rnn_layer (oneDNN RNN)
 }
 
@@ -13,7 +14,9 @@ PYBIND11_MODULE(_C, m) {
   crew::python::bind_tensor(m);
   crew::python::bind_serialize(m);
   crew::python::bind_autograd(m);
+  crew::python::bind_tensor_math(m);
   crew::python::bind_nn(m);
+  crew::python::bind_nn_extra(m);
   crew::python::bind_nn_layers(m);
   crew::python::bind_nn_rnn(m);
   crew::python::bind_nn_models(m);

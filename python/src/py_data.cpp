@@ -39,7 +39,7 @@ void release_py(py::object* obj) {
 Tensor field_from_py(py::handle obj, const char* what) {
   if (py::isinstance<Tensor>(obj)) return obj.cast<Tensor>();
   if (py::isinstance<py::array>(obj)) return tensor_from_numpy(py::reinterpret_borrow<py::array>(obj));
-  if (PyBool_Check(obj.ptr())) return Tensor::scalar(obj.cast<bool>() ? 1.0 : 0.0, DType::UINT8);
+  if (PyBool_Check(obj.ptr())) return Tensor::scalar(obj.cast<bool>() ? 1.0 : 0.0, DType::BOOL);
   if (PyLong_Check(obj.ptr())) return Tensor::scalar(static_cast<double>(obj.cast<int64_t>()), DType::INT64);
   if (PyFloat_Check(obj.ptr())) return Tensor::scalar(obj.cast<double>(), DType::FLOAT64);
   py::module_ np = py::module_::import("numpy");

@@ -15,7 +15,7 @@ namespace crew::python {
 namespace {
 
 // Paddle's to_tensor: Python floats become float32 (the default dtype), ints int64, bools
-// bool (uint8 here); NumPy arrays keep their dtype; a Tensor is copied.
+// bool; NumPy arrays keep their dtype; a Tensor is copied.
 Tensor to_tensor(py::handle data, py::object dtype, py::object place, bool stop_gradient) {
   const Place target = place_from_py(place);
   std::optional<DType> want;
@@ -50,6 +50,7 @@ void bind_tensor(py::module_& m) {
       .value("uint8", DType::UINT8)
       .value("bfloat16", DType::BFLOAT16)
       .value("float16", DType::FLOAT16)
+      .value("bool", DType::BOOL)
       .def("__repr__", [](DType d) { return std::string("crew.") + dtype_name(d); })
       .def("__str__", [](DType d) { return std::string("crew.") + dtype_name(d); });
 
@@ -78,6 +79,7 @@ void bind_tensor(py::module_& m) {
                                      " elements (shape " + shape_str(t.shape()) + "), not 1");
              }
              if (is_floating(t.dtype())) return py::float_(t.item());
+             if (t.dtype() == DType::BOOL) return py::bool_(t.item() != 0);
              return py::int_(static_cast<int64_t>(t.item()));
            })
       .def("__len__", [](const Tensor& t) {

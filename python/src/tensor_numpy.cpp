@@ -25,7 +25,7 @@ std::optional<DType> dtype_from_numpy(const py::dtype& dt) {
       if (dt.itemsize() == 1) return DType::UINT8;
       return std::nullopt;
     case 'b':
-      return DType::UINT8;
+      return DType::BOOL;
     default:
       return std::nullopt;
   }
@@ -43,8 +43,7 @@ DType dtype_from_py(py::handle dtype) {
     if (name.rfind("paddle.", 0) == 0) name = name.substr(7);
     if (name == "float") return DType::FLOAT32;
     if (name == "int") return DType::INT64;
-    if (name == "bool") return DType::UINT8;
-    return parse_dtype(name);
+        return parse_dtype(name);
   }
   try {
     py::dtype dt = py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype));
@@ -64,6 +63,7 @@ py::dtype numpy_dtype(DType dtype) {
     case DType::INT32: return py::dtype::of<int32_t>();
     case DType::INT64: return py::dtype::of<int64_t>();
     case DType::UINT8: return py::dtype::of<uint8_t>();
+    case DType::BOOL: return py::dtype::of<bool>();
     case DType::FLOAT16: return py::dtype("float16");
     case DType::BFLOAT16: break;  // NumPy has none: tensor_to_numpy gives float32
   }

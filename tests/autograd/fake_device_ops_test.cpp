@@ -5,7 +5,9 @@
 #include <functional>
 #include <random>
 
+#include "crew/autograd/indexing.h"
 #include "crew/autograd/ops.h"
+#include "crew/autograd/ops_math.h"
 #include "crew/tensor/kernels/linear.h"
 #include "tests/testing/fake_device.h"
 #include "tests/testing/fake_kernels.h"
@@ -91,6 +93,34 @@ TEST(FakeDeviceOps, UnaryMath) {
   expect_fake_matches_cpu("exp", {pos}, [](const auto& x) { return exp(x[0]); });
   expect_fake_matches_cpu("log", {pos}, [](const auto& x) { return log(x[0]); });
   expect_fake_matches_cpu("pow", {pos}, [](const auto& x) { return pow(x[0], 2.5); });
+}
+
+// The tensor math of issue 30: every op's kernels run through their slots on the device.
+TEST(FakeDeviceOps, TensorMath) {
+  const Tensor a = sample({3, 4}, 11, DType::FLOAT64), b = sample({4}, 12, DType::FLOAT64);
+  expect_fake_matches_cpu("sigmoid clip", {a}, [](const auto& x) { return clip(sigmoid(x[0]), 0.3, 0.6); });
+  expect_fake_matches_cpu("where", {a, b}, [](const auto& x) {
+    return where(greater_than(x[0], Tensor::zeros({}, DType::FLOAT64).to(x[0].place())), x[0], x[1]);
+  });
+  expect_fake_matches_cpu("topk cumsum", {a}, [](const auto& x) { return cumsum(topk(x[0], 2, 1).values, 0); });
+  expect_fake_matches_cpu("prod var", {a}, [](const auto& x) { return add(prod(x[0], {1}), var(x[0], {1})); });
+  expect_fake_matches_cpu("flip tile", {b}, [](const auto& x) { return tile(flip(x[0], {0}), {2, 1}); });
+  expect_fake_matches_cpu("gather_nd scatter", {a, b}, [](const auto& x) {
+    const Place p = x[0].place();
+    Tensor rows = Tensor::from_vector<int64_t>({2, 0}, {2}).to(p);
+    Tensor upd = reshape(expand(x[1], {2, 4}), {2, 4});
+    return gather_nd(scatter(x[0], rows, upd, false), Tensor::from_vector<int64_t>({1, 0}, {1, 2}).to(p));
+  });
+  expect_fake_matches_cpu("index and mask", {a}, [](const auto& x) {
+    Tensor m = greater_than(x[0], Tensor::zeros({}, DType::FLOAT64).to(x[0].place()));
+    Tensor picked = index(x[0], {TensorIndex::slice({}, {}, -2), TensorIndex::none(), TensorIndex::integer(1)});
+    return concat({reshape(picked, {-1}), masked_select(x[0], m)}, 0);
+  });
+  FakeDevice fake;
+  testing::FakeKernels fake_kernels;
+  Tensor d = a.clone().to(fake.place());
+  index_put_(d, {TensorIndex::integer(0)}, Tensor::scalar(2.0, DType::FLOAT64));
+  EXPECT_TRUE(allclose(index(d, {TensorIndex::integer(0)}), Tensor::full({4}, 2.0, DType::FLOAT64).to(fake.place())));
 }
 
 TEST(FakeDeviceOps, Matmul) {

@@ -91,7 +91,7 @@ GradSync::~GradSync() {
 void GradSync::broadcast_state(const std::vector<Tensor>& tensors) {
   // Coalesced: one flat buffer per dtype for all parameters and buffers.
   for (DType dtype : {DType::FLOAT32, DType::FLOAT64, DType::INT32, DType::INT64, DType::UINT8,
-                      DType::BFLOAT16, DType::FLOAT16}) {
+                      DType::BFLOAT16, DType::FLOAT16, DType::BOOL}) {
     std::vector<Tensor> parts;
     int64_t total = 0;
     for (const auto& t : tensors) {

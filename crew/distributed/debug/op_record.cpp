@@ -26,6 +26,8 @@ const char* elem_noun(DType dtype) {
       return "bfloat16";
     case DType::FLOAT16:
       return "float16";
+    case DType::BOOL:
+      return "bool";
   }
   return "element";
 }
@@ -70,7 +72,7 @@ OpRecord OpRecord::decode(const std::string& line) {
   OpRecord r;
   int p2p = 0, dtype = 0, completed = 0, failed = 0;
   in >> r.op >> r.seq >> p2p >> r.numel >> dtype >> r.root >> r.reduce_op >> completed >> failed;
-  CREW_CHECK(!in.fail() && dtype >= 0 && dtype <= static_cast<int>(DType::FLOAT16),
+  CREW_CHECK(!in.fail() && dtype >= 0 && dtype <= static_cast<int>(DType::BOOL),
              "OpRecord::decode: malformed record '", line, "'");
   r.p2p = p2p != 0;
   r.dtype = static_cast<DType>(dtype);
@@ -105,7 +107,7 @@ void OpRecord::fingerprint(int64_t* out) const {
 OpRecord OpRecord::from_fingerprint(const int64_t* in) {
   OpRecord r;
   const bool valid = in[0] == kFingerprintMagic && in[1] >= 0 && in[1] < kNumOps && in[4] >= 0 &&
-                     in[4] <= static_cast<int64_t>(DType::FLOAT16);
+                     in[4] <= static_cast<int64_t>(DType::BOOL);
   r.op = valid ? kOpNames[in[1]] : "(not a collective fingerprint)";
   if (!valid) return r;
   r.seq = static_cast<uint64_t>(in[2]);

@@ -6,7 +6,6 @@ from .layers import (AdaptiveAvgPool2D, AvgPool2D, BatchNorm2D, Conv2D, Dropout,
                      GELU, LayerNorm, Linear, MaxPool2D, ReLU, Sequential, Sigmoid, Softmax, Tanh)
 from .sync_batch_norm import SyncBatchNorm
 from . import initializer
-from .conv_composed import Conv1D, Conv2DTranspose
 from .containers import LayerDict, LayerList, ParameterList
 from .composed import (AdaptiveMaxPool2D, AvgPool1D, Dropout2D, GroupNorm, Hardswish, Identity,
                        InstanceNorm2D, LeakyReLU, MaxPool1D, Pad2D, PReLU, ReLU6, Silu, Softplus,
@@ -28,6 +27,13 @@ __all__ = ["Layer", "functional", "Conv2D", "Linear", "MaxPool2D", "AvgPool2D", 
            "LeakyReLU", "Softplus", "PReLU", "Dropout2D", "GroupNorm", "InstanceNorm2D", "Pad2D",
            "Upsample", "UpsamplingNearest2D", "UpsamplingBilinear2D", "AdaptiveMaxPool2D",
            "MaxPool1D", "AvgPool1D", "Conv1D", "Conv2DTranspose"]
+from .layers_extra import (AdaptiveAvgPool1D, AlphaDropout, AvgPool1D, BatchNorm, BatchNorm1D,  # noqa: E402
+                           BatchNorm3D, Conv1D, Conv1DTranspose, Conv2DTranspose, CosineSimilarity, ELU,
+                           Hardsigmoid, Hardtanh, LocalResponseNorm, LogSoftmax, MarginRankingLoss, MaxPool1D,
+                           Mish, PairwiseDistance, PixelShuffle, SELU, Softsign, Swish, Tanhshrink)
+from .layers_extra import GroupNorm, InstanceNorm2D  # noqa: E402,F811
+from . import layers_extra as _layers_extra  # noqa: E402
+__all__ += [n for n in _layers_extra.__all__ if n not in __all__]
 __all__ += ["MultiHeadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
             "TransformerDecoder", "Transformer"]
 __all__ += ["RNNCellBase", "SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "BiRNN", "SimpleRNN",

@@ -154,7 +154,9 @@ class Upsample(Layer):
         self._args = (size, scale_factor, mode, align_corners, align_mode)
 
     def forward(self, x):
-        return F.interpolate(x, *self._args)
+        # oneDNN resampling where its rules are Paddle's, resize matrices otherwise.
+        from .functional_extra import interpolate
+        return interpolate(x, *self._args)
 
 
 class UpsamplingNearest2D(Upsample):

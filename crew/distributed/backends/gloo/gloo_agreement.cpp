@@ -20,8 +20,8 @@ namespace {
 constexpr std::array<const char*, 9> kOps = {"all_reduce",     "broadcast", "reduce",
                                              "all_gather",     "gather",    "scatter",
                                              "reduce_scatter", "alltoall",  "barrier"};
-constexpr std::array<DType, 7> kDtypes = {DType::FLOAT32, DType::FLOAT64, DType::INT32, DType::INT64,
-                                          DType::UINT8,   DType::BFLOAT16, DType::FLOAT16};
+constexpr std::array<DType, 8> kDtypes = {DType::FLOAT32, DType::FLOAT64,  DType::INT32,   DType::INT64,
+                                          DType::UINT8,   DType::BFLOAT16, DType::FLOAT16, DType::BOOL};
 
 int64_t op_code(const std::string& op) {
   for (size_t i = 0; i < kOps.size(); ++i) {

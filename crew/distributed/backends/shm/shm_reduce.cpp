@@ -1,6 +1,7 @@
 #include "crew/distributed/backends/shm/shm_reduce.h"
 
 #include <cstring>
+#include <type_traits>
 
 namespace crew::dist::detail {
 namespace {
@@ -75,9 +76,18 @@ void dispatch_op(T* dst, const T* a, const T* b, int64_t n, ReduceOp op) {
 }  // namespace
 
 void reduce_pair(void* dst, const void* a, const void* b, int64_t n, DType dtype, ReduceOp op) {
+  if (dtype == DType::BOOL) {
+    // Logical, on the bytes (0 or 1): SUM, AVG and MAX are "any", PROD and MIN "all".
+    const bool any = op == ReduceOp::SUM || op == ReduceOp::AVG || op == ReduceOp::MAX;
+    dispatch_op(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(a), static_cast<const uint8_t*>(b), n,
+                any ? ReduceOp::MAX : ReduceOp::MIN);
+    return;
+  }
   dispatch_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    dispatch_op(static_cast<T*>(dst), static_cast<const T*>(a), static_cast<const T*>(b), n, op);
+    if constexpr (!std::is_same_v<T, bool>) {
+      dispatch_op(static_cast<T*>(dst), static_cast<const T*>(a), static_cast<const T*>(b), n, op);
+    }
   });
 }
 
@@ -86,6 +96,7 @@ void reduce_into(void* dst, const void* src, int64_t n, DType dtype, ReduceOp op
 }
 
 void finish_avg(void* dst, int64_t n, DType dtype, int world) {
+  if (dtype == DType::BOOL) return;  // AVG of bools is their "any" (reduce_pair)
   dispatch_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     T* p = static_cast<T*>(dst);

@@ -1,0 +1,168 @@
+#include "crew/tensor/kernels/sort_scan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <type_traits>
+#include <vector>
+
+#include "crew/tensor/kernels/broadcast.h"
+
+namespace crew::kernels {
+namespace {
+
+template <typename T>
+bool is_nan(T v) {
+  if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
+  return false;
+}
+
+Tensor sort_indices_cpu(const Tensor& x, int64_t axis, int64_t k, bool descending) {
+  const AxisSplit p = split_at_axis(x.shape(), axis);
+  Shape out = x.shape();
+  out[axis] = k;
+  Tensor y = Tensor::uninitialized(out, DType::INT64);
+  int64_t* yp = y.data<int64_t>();
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* xp = x.data<T>();
+    std::vector<int64_t> order(static_cast<size_t>(p.extent));
+    for (int64_t o = 0; o < p.outer; ++o) {
+      for (int64_t i = 0; i < p.inner; ++i) {
+        auto at = [&](int64_t e) { return xp[(o * p.extent + e) * p.inner + i]; };
+        // NaN is the largest value, as NumPy and Paddle sort it.
+        auto less = [&](int64_t a, int64_t b) {
+          const T va = at(a), vb = at(b);
+          if (is_nan(va)) return false;
+          return is_nan(vb) || va < vb;
+        };
+        std::iota(order.begin(), order.end(), 0);
+        if (descending) {
+          std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return less(b, a); });
+        } else {
+          std::stable_sort(order.begin(), order.end(), less);
+        }
+        for (int64_t e = 0; e < k; ++e) yp[(o * k + e) * p.inner + i] = order[static_cast<size_t>(e)];
+      }
+    }
+  });
+  return y;
+}
+
+Tensor cumsum_cpu(const Tensor& x, int64_t axis, bool reverse) {
+  const AxisSplit p = split_at_axis(x.shape(), axis);
+  Tensor y = Tensor::uninitialized(x.shape(), x.dtype());
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T* xp = x.data<T>();
+      T* yp = y.data<T>();
+      for (int64_t o = 0; o < p.outer; ++o) {
+        for (int64_t i = 0; i < p.inner; ++i) {
+          T acc = T(0);
+          for (int64_t s = 0; s < p.extent; ++s) {
+            const int64_t e = reverse ? p.extent - 1 - s : s;
+            const int64_t at = (o * p.extent + e) * p.inner + i;
+            acc = static_cast<T>(acc + xp[at]);
+            yp[at] = acc;
+          }
+        }
+      }
+    }
+  });
+  return y;
+}
+
+Tensor prod_axis_cpu(const Tensor& x, int64_t axis, bool keepdim) {
+  const AxisSplit p = split_at_axis(x.shape(), axis);
+  Shape out = x.shape();
+  if (keepdim) {
+    out[axis] = 1;
+  } else {
+    out.erase(out.begin() + axis);
+  }
+  Tensor y = Tensor::uninitialized(out, x.dtype());
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T* xp = x.data<T>();
+      T* yp = y.data<T>();
+      for (int64_t o = 0; o < p.outer; ++o) {
+        for (int64_t i = 0; i < p.inner; ++i) {
+          T acc = T(1);
+          for (int64_t e = 0; e < p.extent; ++e)
+            acc = static_cast<T>(acc * xp[(o * p.extent + e) * p.inner + i]);
+          yp[o * p.inner + i] = acc;
+        }
+      }
+    }
+  });
+  return y;
+}
+
+// Products of the elements before and after each one (prefix and suffix), so that a zero
+// in the line gives the others' exact gradient instead of 0/0.
+Tensor prod_backward_cpu(const Tensor& x, const Tensor& g, int64_t axis) {
+  const AxisSplit p = split_at_axis(x.shape(), axis);
+  Tensor dx = Tensor::uninitialized(x.shape(), x.dtype());
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>) {
+      const T *xp = x.data<T>(), *gp = g.data<T>();
+      T* dp = dx.data<T>();
+      for (int64_t o = 0; o < p.outer; ++o) {
+        for (int64_t i = 0; i < p.inner; ++i) {
+          auto at = [&](int64_t e) { return (o * p.extent + e) * p.inner + i; };
+          T before = T(1);
+          for (int64_t e = 0; e < p.extent; ++e) {
+            dp[at(e)] = before;
+            before *= xp[at(e)];
+          }
+          T after = T(1);
+          const T go = gp[o * p.inner + i];
+          for (int64_t e = p.extent - 1; e >= 0; --e) {
+            dp[at(e)] *= after * go;
+            after *= xp[at(e)];
+          }
+        }
+      }
+    }
+  });
+  return dx;
+}
+
+void check_numeric(const Tensor& x, const char* op) {
+  CREW_CHECK(x.dtype() != DType::BOOL, op, ": not defined for bool tensors (cast with astype first)");
+}
+
+}  // namespace
+
+constinit KernelSlot<SortIndicesFn> sort_indices_kernel("sort_indices", &sort_indices_cpu);
+constinit KernelSlot<CumsumFn> cumsum_kernel("cumsum", &cumsum_cpu);
+constinit KernelSlot<ProdAxisFn> prod_axis_kernel("prod_axis", &prod_axis_cpu);
+constinit KernelSlot<ProdBackwardFn> prod_backward_kernel("prod_backward", &prod_backward_cpu);
+
+Tensor sort_indices(const Tensor& x, int64_t axis, int64_t k, bool descending) {
+  check_numeric(x, "sort");
+  CREW_CHECK(k >= 0 && k <= x.shape()[axis], "topk: k = ", k, " is out of range for axis ", axis,
+             " of shape ", shape_str(x.shape()));
+  return sort_indices_kernel.get(x.place().type)(x, axis, k, descending);
+}
+
+Tensor cumsum(const Tensor& x, int64_t axis, bool reverse) {
+  check_numeric(x, "cumsum");
+  return cumsum_kernel.get(x.place().type)(x, axis, reverse);
+}
+
+Tensor prod_axis(const Tensor& x, int64_t axis, bool keepdim) {
+  check_numeric(x, "prod");
+  return prod_axis_kernel.get(x.place().type)(x, axis, keepdim);
+}
+
+Tensor prod_backward(const Tensor& x, const Tensor& g, int64_t axis) {
+  check_floating(g, "prod backward");
+  check_same_place("prod backward", {{"x", &x}, {"grad", &g}});
+  return prod_backward_kernel.get(x.place().type)(x, g, axis);
+}
+
+}  // namespace crew::kernels
