@@ -25,7 +25,17 @@ const std::set<std::string>& float32_only_ops() {
                                             "mse_loss",
                                             "exp",
                                             "log",
-                                            "pow"};
+                                            "pow",
+                                            "resample2d",
+                                            "local_response_norm",
+                                            "elu",
+                                            "selu",
+                                            "swish",
+                                            "mish",
+                                            "hardsigmoid",
+                                            "hardtanh",
+                                            "softsign",
+                                            "tanhshrink"};
   return ops;
 }
 

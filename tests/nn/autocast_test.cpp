@@ -12,6 +12,7 @@
 #include "crew/autograd/ops.h"
 #include "crew/core/error.h"
 #include "crew/nn/functional.h"
+#include "crew/nn/functional_extra.h"
 #include "crew/tensor/random.h"
 
 namespace crew {
@@ -88,6 +89,19 @@ TEST(Autocast, BackwardAndItsHooksRunWithAutocastOff) {
   sum(F::linear(uniform({2, 3}, -1, 1), w, Tensor())).backward();
   EXPECT_EQ(seen, DType::FLOAT32);
   EXPECT_TRUE(amp::autocast_enabled());  // restored after backward
+}
+
+TEST(Autocast, OpsWithoutA16BitKernelTakeTheConvsOutput) {
+  Tensor x = uniform({1, 2, 6, 6}, -1, 1);
+  AutocastGuard guard(bf16());
+  Tensor y = F::conv2d(x, param({4, 2, 3, 3}), Tensor());
+  ASSERT_EQ(y.dtype(), DType::BFLOAT16);
+  EXPECT_EQ(F::elu(y).dtype(), DType::FLOAT32);
+  EXPECT_EQ(F::hardtanh(y).dtype(), DType::FLOAT32);
+  EXPECT_EQ(F::local_response_norm(y, 3).dtype(), DType::FLOAT32);
+  EXPECT_EQ(F::resample2d(y, {8, 8}, true).dtype(), DType::FLOAT32);
+  // Gray with mixed operands: promoted to float32.
+  EXPECT_EQ(F::conv2d_transpose(y, param({4, 2, 3, 3}), Tensor()).dtype(), DType::FLOAT32);
 }
 
 TEST(Autocast, CustomListsMoveOps) {
