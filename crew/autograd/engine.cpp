@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "crew/autograd/autocast.h"
 #include "crew/autograd/autograd_meta.h"
 #include "crew/autograd/function.h"
 #include "crew/tensor/kernels/broadcast.h"
@@ -93,6 +94,7 @@ void run_backward(const Tensor& root, const Tensor& grad_root, bool retain_graph
              "backward: gradient ", grad_root.defined() ? shape_str(grad_root.shape()) : "undefined",
              " does not match the tensor ", shape_str(root.shape()), " ", dtype_name(root.dtype()));
   NoGradGuard no_grad;  // backward functions and hooks record nothing
+  amp::AutocastGuard no_autocast(amp::autocast_off());  // gradients keep their dtypes
   AutogradMeta& root_meta = *root.impl()->autograd;
   if (!root_meta.grad_fn) {
     complete_leaf(root.impl_ptr(), grad_root);

@@ -1,4 +1,5 @@
 // Elementwise arithmetic with broadcasting, and unary math.
+#include "crew/autograd/autocast.h"
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"
 #include "crew/tensor/kernels/broadcast.h"
@@ -15,6 +16,7 @@ Tensor bin(BinaryOp op, const Tensor& a, const Tensor& b) { return kernels::bina
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b) {
+  if (auto in = amp::autocast_operands("add", a, b)) return add((*in)[0], (*in)[1]);
   Tensor y = kernels::binary(BinaryOp::ADD, a, b, "add");
   if (autograd::should_record({&a, &b})) {
     autograd::record(y, "add", {a, b},
@@ -27,6 +29,7 @@ Tensor add(const Tensor& a, const Tensor& b) {
 }
 
 Tensor sub(const Tensor& a, const Tensor& b) {
+  if (auto in = amp::autocast_operands("sub", a, b)) return sub((*in)[0], (*in)[1]);
   Tensor y = kernels::binary(BinaryOp::SUB, a, b, "sub");
   if (autograd::should_record({&a, &b})) {
     autograd::record(
@@ -39,6 +42,7 @@ Tensor sub(const Tensor& a, const Tensor& b) {
 }
 
 Tensor mul(const Tensor& a, const Tensor& b) {
+  if (auto in = amp::autocast_operands("mul", a, b)) return mul((*in)[0], (*in)[1]);
   Tensor y = kernels::binary(BinaryOp::MUL, a, b, "mul");
   if (autograd::should_record({&a, &b})) {
     autograd::record(y, "mul", {a, b}, [a, b](const Tensor& g, const std::vector<bool>& n) {
@@ -50,6 +54,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor div(const Tensor& a, const Tensor& b) {
+  if (auto in = amp::autocast_operands("div", a, b)) return div((*in)[0], (*in)[1]);
   Tensor y = kernels::binary(BinaryOp::DIV, a, b, "div");
   if (autograd::should_record({&a, &b})) {
     // d/da = g / b; d/db = -g * y / b.
@@ -95,6 +100,7 @@ Tensor neg(const Tensor& a) {
 }
 
 Tensor exp(const Tensor& a) {
+  if (auto in = amp::autocast_operands("exp", a)) return exp((*in)[0]);
   Tensor y = kernels::unary(UnaryOp::EXP, a, 0.0, "exp");
   if (autograd::should_record({&a})) {
     autograd::record(y, "exp", {a}, [y = y.detach()](const Tensor& g, const std::vector<bool>&) {
@@ -105,6 +111,7 @@ Tensor exp(const Tensor& a) {
 }
 
 Tensor log(const Tensor& a) {
+  if (auto in = amp::autocast_operands("log", a)) return log((*in)[0]);
   Tensor y = kernels::unary(UnaryOp::LOG, a, 0.0, "log");
   if (autograd::should_record({&a})) {
     autograd::record(y, "log", {a}, [a](const Tensor& g, const std::vector<bool>&) {
@@ -115,6 +122,7 @@ Tensor log(const Tensor& a) {
 }
 
 Tensor pow(const Tensor& a, double exponent) {
+  if (auto in = amp::autocast_operands("pow", a)) return pow((*in)[0], exponent);
   Tensor y = kernels::unary(UnaryOp::POW, a, exponent, "pow");
   if (autograd::should_record({&a})) {
     autograd::record(y, "pow", {a}, [a, exponent](const Tensor& g, const std::vector<bool>&) {

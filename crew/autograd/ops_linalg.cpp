@@ -1,4 +1,5 @@
 // matmul and transpose2d.
+#include "crew/autograd/autocast.h"
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"
 #include "crew/tensor/kernels/broadcast.h"
@@ -37,6 +38,7 @@ std::vector<Tensor> matmul_backward(const Tensor& a, const Tensor& b, bool ta, b
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
+  if (auto in = amp::autocast_operands("matmul", a, b)) return matmul((*in)[0], (*in)[1], ta, tb);
   Tensor y = kernels::matmul(a, b, ta, tb);
   if (autograd::should_record({&a, &b})) {
     autograd::record(y, "matmul", {a, b}, [a, b, ta, tb](const Tensor& g, const std::vector<bool>& n) {

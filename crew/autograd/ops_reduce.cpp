@@ -1,4 +1,5 @@
 // Reductions: sum, mean (all elements or along an axis), argmax.
+#include "crew/autograd/autocast.h"
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"
 #include "crew/tensor/kernels/broadcast.h"
@@ -43,13 +44,23 @@ Tensor sum_axis(const Tensor& x, int64_t axis, bool keepdim, bool average, const
 
 }  // namespace
 
-Tensor sum(const Tensor& x) { return sum_all(x, 1.0, "sum"); }
+Tensor sum(const Tensor& x) {
+  if (auto in = amp::autocast_operands("sum", x)) return sum((*in)[0]);
+  return sum_all(x, 1.0, "sum");
+}
 Tensor mean(const Tensor& x) {
+  if (auto in = amp::autocast_operands("mean", x)) return mean((*in)[0]);
   CREW_CHECK(x.numel() > 0, "mean: tensor of shape ", shape_str(x.shape()), " is empty");
   return sum_all(x, 1.0 / static_cast<double>(x.numel()), "mean");
 }
-Tensor sum(const Tensor& x, int64_t axis, bool keepdim) { return sum_axis(x, axis, keepdim, false, "sum"); }
-Tensor mean(const Tensor& x, int64_t axis, bool keepdim) { return sum_axis(x, axis, keepdim, true, "mean"); }
+Tensor sum(const Tensor& x, int64_t axis, bool keepdim) {
+  if (auto in = amp::autocast_operands("sum", x)) return sum((*in)[0], axis, keepdim);
+  return sum_axis(x, axis, keepdim, false, "sum");
+}
+Tensor mean(const Tensor& x, int64_t axis, bool keepdim) {
+  if (auto in = amp::autocast_operands("mean", x)) return mean((*in)[0], axis, keepdim);
+  return sum_axis(x, axis, keepdim, true, "mean");
+}
 
 Tensor argmax(const Tensor& x, int64_t axis) {
   CREW_CHECK(x.dim() >= 1, "argmax: tensor of shape ", shape_str(x.shape()), " has no axis");

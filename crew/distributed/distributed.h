@@ -4,6 +4,7 @@
 // ProcessGroup and Work, crew::DataParallel, crew::SyncBatchNorm and spawn. Stores, backends
 // and the debug layer have their own headers. Only includes.
 #include "crew/core/parallel_env.h"
+#include "crew/distributed/collective/any_rank.h"
 #include "crew/distributed/collective/collective.h"
 #include "crew/distributed/collective/object_collectives.h"
 #include "crew/distributed/data_parallel/data_parallel.h"

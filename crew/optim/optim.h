@@ -5,6 +5,7 @@
 #include "crew/optim/adamax.h"
 #include "crew/optim/adamw.h"
 #include "crew/optim/grad_clip.h"
+#include "crew/optim/grad_scaler.h"
 #include "crew/optim/lamb.h"
 #include "crew/optim/lr_cycle.h"
 #include "crew/optim/lr_decay.h"

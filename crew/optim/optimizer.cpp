@@ -13,6 +13,11 @@ namespace {
 constexpr const char* kStepKey = "@step";
 constexpr const char* kLrKey = "@lr";
 constexpr const char* kSchedulerPrefix = "@lr_scheduler.";
+constexpr const char* kMasterSuffix = ".master_weight";
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
 
 }  // namespace
 
@@ -42,6 +47,26 @@ Optimizer::Optimizer(std::string name, NamedParameters parameters, LearningRate 
   }
   if (!lr_.scheduler()) check_lr(lr_.value());
   for (const auto& spec : accumulator_specs_) accumulators_[spec.name].resize(params_.size());
+  master_weights_.resize(params_.size());
+}
+
+void Optimizer::set_multi_precision(bool keep_master_weights) {
+  multi_precision_ = keep_master_weights;
+  if (!multi_precision_) std::fill(master_weights_.begin(), master_weights_.end(), Tensor());
+}
+
+DType Optimizer::state_dtype(size_t index) const {
+  const DType d = params_[index].dtype();
+  return is_low_precision(d) ? DType::FLOAT32 : d;
+}
+
+Tensor Optimizer::update_target(size_t index) {
+  const Tensor& p = params_[index];
+  if (!is_low_precision(p.dtype())) return p;
+  Tensor& master = master_weights_[index];
+  if (!master.defined() || !multi_precision_) master = p.to(DType::FLOAT32);
+  master.set_grad(p.grad().defined() ? p.grad().to(DType::FLOAT32) : Tensor());
+  return master;
 }
 
 void Optimizer::check_lr(double lr) const {
@@ -70,24 +95,34 @@ Tensor& Optimizer::accumulator(const std::string& acc, size_t index, double init
     const Tensor& p = params_[index];
     // Scalars (Adam's beta powers) stay in host memory; the rest lives with its parameter.
     t = spec->scalar ? Tensor::scalar(init, DType::FLOAT64)
-                     : Tensor::full(p.shape(), init, p.dtype(), p.place());
+                     : Tensor::full(p.shape(), init, state_dtype(index), p.place());
   }
   return t;
 }
 
 void Optimizer::step() {
   const double lr = get_lr();
-  if (grad_clip_) (*grad_clip_)(params_);
+  // 16-bit parameters are updated (and clipped) as float32 master weights.
+  std::vector<Tensor> targets;
+  targets.reserve(params_.size());
+  for (size_t i = 0; i < params_.size(); ++i) targets.push_back(update_target(i));
+  if (grad_clip_) (*grad_clip_)(targets);
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor& p = params_[i];
-    Tensor g = p.grad();
+    Tensor& t = targets[i];
+    Tensor g = t.grad();
     if (!g.defined()) continue;
     CREW_CHECK(g.shape() == p.shape(), name_, ".step: gradient of '", names_[i], "' has shape ",
                shape_str(g.shape()), ", parameter has ", shape_str(p.shape()));
-    CREW_CHECK(g.dtype() == p.dtype(), name_, ".step: gradient of '", names_[i], "' has dtype ",
+    CREW_CHECK(g.dtype() == t.dtype(), name_, ".step: gradient of '", names_[i], "' has dtype ",
                dtype_name(g.dtype()), ", parameter has ", dtype_name(p.dtype()));
-    update(i, p, g, lr);
-    p.bump_version();  // a graph that saved p before the step must not run backward on it
+    update(i, t, g, lr);
+    if (t.is_same(p)) {
+      p.bump_version();  // a graph that saved p before the step must not run backward on it
+    } else {
+      t.set_grad(Tensor());
+      p.copy_(t.to(p.dtype()));  // rounded once; copy_ bumps the version
+    }
   }
   ++step_count_;
 }
@@ -103,6 +138,8 @@ StateDict Optimizer::state_dict() const {
       const Tensor& t = accumulators_.at(spec.name)[i];
       if (t.defined()) sd.insert(names_[i] + "." + spec.name, t.clone());
     }
+    if (multi_precision_ && master_weights_[i].defined())
+      sd.insert(names_[i] + kMasterSuffix, master_weights_[i].clone());
   }
   sd.insert(kStepKey, Tensor::scalar(static_cast<double>(step_count_), DType::INT64));
   if (lr_.scheduler()) {
@@ -116,11 +153,16 @@ StateDict Optimizer::state_dict() const {
 void Optimizer::set_state_dict(const StateDict& state) {
   // Parse and validate every key first; apply only when all are good.
   std::vector<std::tuple<std::string, size_t, Tensor>> accs;  // (accumulator, index, value)
+  std::vector<std::pair<size_t, Tensor>> masters;             // (index, float32 master weight)
   StateDict scheduler_state;
   for (const auto& [key, t] : state) {
     if (key == kStepKey || key == kLrKey) continue;
     if (key.rfind(kSchedulerPrefix, 0) == 0) {
       scheduler_state.insert(key.substr(std::string(kSchedulerPrefix).size()), t);
+      continue;
+    }
+    if (ends_with(key, kMasterSuffix)) {
+      masters.emplace_back(check_master_entry(key, t), t);
       continue;
     }
     auto [acc, index] = check_accumulator_entry(key, t);
@@ -132,11 +174,13 @@ void Optimizer::set_state_dict(const StateDict& state) {
   for (auto& [acc, index, t] : accs) {
     const Tensor& p = params_[index];
     const bool scalar = find_spec(acc)->scalar;
-    const DType dtype = scalar ? DType::FLOAT64 : p.dtype();
+    const DType dtype = scalar ? DType::FLOAT64 : state_dtype(index);
     const Place place = scalar ? CPUPlace() : p.place();
     Tensor value = t.dtype() == dtype ? t.clone() : t.to(dtype);
     accumulators_[acc][index] = value.to(place);
   }
+  std::fill(master_weights_.begin(), master_weights_.end(), Tensor());
+  for (auto& [index, t] : masters) master_weights_[index] = t.to(DType::FLOAT32).to(params_[index].place());
   step_count_ = steps;
 }
 
@@ -158,6 +202,19 @@ std::pair<std::string, size_t> Optimizer::check_accumulator_entry(const std::str
   CREW_CHECK(t.shape() == want, name_, ".set_state_dict: shape mismatch for '", key, "': state has ",
              shape_str(t.shape()), ", expected ", shape_str(want));
   return {std::move(acc), index};
+}
+
+size_t Optimizer::check_master_entry(const std::string& key, const Tensor& t) const {
+  const std::string pname = key.substr(0, key.size() - std::string(kMasterSuffix).size());
+  auto pos = std::find(names_.begin(), names_.end(), pname);
+  CREW_CHECK(pos != names_.end(), name_, ".set_state_dict: key '", key, "' names parameter '", pname,
+             "', which this optimizer does not hold");
+  const auto index = static_cast<size_t>(pos - names_.begin());
+  CREW_CHECK(is_low_precision(params_[index].dtype()), name_, ".set_state_dict: key '", key,
+             "' is a master weight, but parameter '", pname, "' is ", dtype_name(params_[index].dtype()));
+  CREW_CHECK(t.shape() == params_[index].shape(), name_, ".set_state_dict: shape mismatch for '", key,
+             "': state has ", shape_str(t.shape()), ", expected ", shape_str(params_[index].shape()));
+  return index;
 }
 
 int64_t Optimizer::check_step_entry(const StateDict& state) const {

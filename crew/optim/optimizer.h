@@ -91,6 +91,17 @@ class Optimizer {
 
   const std::string& name() const { return name_; }
 
+  // Paddle's multi_precision (set by crew.amp.decorate at level O2): a bfloat16/float16
+  // parameter is updated through a float32 master copy kept across steps (and saved in
+  // state_dict as "<param>.master_weight"), then written back rounded. Off, such a parameter
+  // is still updated in float32, on a copy made from it each step. Either way its
+  // accumulators are float32.
+  void set_multi_precision(bool keep_master_weights);
+  bool multi_precision() const { return multi_precision_; }
+  // The float32 master weight of parameter `index`; undefined for float32/float64 ones or before
+  // the first step.
+  const Tensor& master_weight(size_t index) const { return master_weights_.at(index); }
+
  protected:
   // Unnamed parameters come numbered by detail::number_parameters.
   Optimizer(std::string name, NamedParameters parameters, LearningRate lr,
@@ -111,6 +122,12 @@ class Optimizer {
   std::pair<std::string, size_t> check_accumulator_entry(const std::string& key, const Tensor& t) const;
   int64_t check_step_entry(const StateDict& state) const;
   void restore_lr(const StateDict& state, const StateDict& scheduler_state);
+  // The dtype the update runs in for parameter `index`: float32 for 16-bit parameters.
+  DType state_dtype(size_t index) const;
+  // What step() updates for parameter `index`: the parameter, or its float32 master weight
+  // carrying the gradient converted to float32.
+  Tensor update_target(size_t index);
+  size_t check_master_entry(const std::string& key, const Tensor& t) const;
 
   std::string name_;
   std::vector<Tensor> params_;
@@ -121,6 +138,8 @@ class Optimizer {
   std::map<std::string, std::vector<Tensor>> accumulators_;
   int64_t step_count_ = 0;
   std::shared_ptr<GradientClip> grad_clip_;
+  bool multi_precision_ = false;
+  std::vector<Tensor> master_weights_;  // one per parameter; defined for 16-bit ones
 };
 
 }  // namespace crew::optim

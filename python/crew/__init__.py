@@ -48,6 +48,7 @@ from . import device, nn, optimizer, io, vision, text, distributed  # noqa: E402
 from .parallel import DataParallel  # noqa: E402
 from . import metric, static, hapi, callbacks  # noqa: E402
 from . import regularizer  # noqa: E402
+from . import amp  # noqa: E402
 from .param_attr import ParamAttr  # noqa: E402
 from .hapi import Model, summary  # noqa: E402
 

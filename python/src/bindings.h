@@ -27,6 +27,7 @@ void bind_vision(py::module_& m);       // vision.cpp: datasets, transforms
 void bind_distributed(py::module_& m);  // distributed.cpp: init, groups, tensor collectives
 void bind_distributed_objects(py::module_& dist);  // distributed_objects.cpp: objects, env
 void bind_data_parallel(py::module_& m);  // data_parallel.cpp: the GradSync engine for DataParallel
+void bind_amp(py::module_& m);          // amp.cpp: autocast state, GradScaler
 
 // Raises TypeError "func(): argument 'arg' must be <accepted>, got <type>" for `value` ("func
 // must be ..." when arg is ""), or

@@ -45,6 +45,15 @@ void bind_device(py::module_& m) {
           t.clear_grad(false);
           t.convert_(dtype);
         }, py::arg("tensor"), py::arg("dtype"));
+  // Layer.set_state_dict's copy: src converted to dst's dtype and place, written into dst's
+  // memory (numpy() of a bfloat16 or device tensor is a copy, so NumPy cannot write there).
+  m.def("_copy_tensor_", [](Tensor& dst, const Tensor& src) {
+          CREW_CHECK(src.numel() == dst.numel(), "set_state_dict: ", src.numel(), " values for a tensor of ",
+                     dst.numel());
+          Tensor value = src.dtype() == dst.dtype() ? src : src.to(dst.dtype());
+          py::gil_scoped_release nogil;
+          dst.copy_(value.to(dst.place()));
+        }, py::arg("dst"), py::arg("src"));
 }
 
 }  // namespace crew::python

@@ -21,6 +21,7 @@ PYBIND11_MODULE(_C, m) {
   crew::python::bind_nn_rnn(m);
   crew::python::bind_nn_models(m);
   crew::python::bind_optim(m);
+  crew::python::bind_amp(m);
   crew::python::bind_io(m);
   crew::python::bind_vision(m);
   crew::python::bind_distributed(m);

@@ -100,7 +100,11 @@ void bind_optimizers(py::module_& o) {
       .def("state_dict", [](const Optimizer& o) { return state_dict_to_py(o.state_dict()); })
       .def("set_state_dict", [](Optimizer& o, py::handle sd) {
         o.set_state_dict(state_dict_from_py(sd, "Optimizer.set_state_dict"));
-      });
+      })
+      // Paddle's attributes: the parameters, and multi_precision (crew.amp.decorate sets it).
+      .def_property_readonly("_parameter_list", &Optimizer::parameters)
+      .def_property_readonly("_multi_precision", &Optimizer::multi_precision)
+      .def("_set_multi_precision", &Optimizer::set_multi_precision, py::arg("keep_master_weights"));
   o.def("SGD", [](py::handle lr, py::object params, double wd, py::handle clip) -> std::shared_ptr<Optimizer> {
          return std::make_shared<optim::SGD>(params_of(params, "SGD"), optim::SGDOptions{learning_rate(lr, "SGD"), wd, clip_of(clip)});
        }, py::arg("learning_rate") = 0.001, py::arg("parameters") = py::none(), py::arg("weight_decay") = 0.0,

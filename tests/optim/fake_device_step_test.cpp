@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
 #include <memory>
 #include <random>
 
 #include "crew/optim/optim.h"
+#include "crew/tensor/kernels/broadcast.h"
 #include "tests/testing/fake_device.h"
 #include "tests/testing/fake_kernels.h"
 
@@ -132,6 +134,38 @@ TEST(FakeDeviceStep, StateLoadedFromTheHostResumesOnTheDevice) {
   step(dev_opt, dev, 2, fake.place());
   for (size_t i = 0; i < host.size(); ++i) {
     EXPECT_EQ(host[i].to_vector<float>(), dev[i].cpu().to_vector<float>()) << "parameter " << i;
+  }
+}
+
+// The loss scaler's unscale and inf/NaN check run through their slot on device memory: a
+// step with an inf is skipped, a finite one matches the CPU's.
+TEST(FakeDeviceStep, GradScalerSkipsAnInfAndUnscalesOnTheDevice) {
+  FakeDevice fake;
+  testing::FakeKernels fake_kernels;
+  auto run = [](const Place& place) {
+    std::vector<Tensor> ps = parameters_on(place, DType::FLOAT32);
+    SGD opt(ps, {.learning_rate = 0.1});
+    GradScaler scaler({.init_loss_scaling = 64, .decr_every_n_nan_or_inf = 1});
+    for (unsigned step = 0; step < 2; ++step) {
+      for (size_t i = 0; i < ps.size(); ++i) {
+        Tensor g = sample(ps[i].shape(), 200 + 10 * step + i, DType::FLOAT32);
+        if (step == 0 && i == 1)
+          g = Tensor::full(g.shape(), std::numeric_limits<double>::infinity(), DType::FLOAT32);
+        ps[i].set_grad(kernels::affine(g, scaler.scale(), 0.0).to(place));
+      }
+      EXPECT_EQ(scaler.minimize(opt), step == 1);
+    }
+    EXPECT_EQ(scaler.scale(), 32);
+    std::vector<Tensor> host;
+    for (const Tensor& p : ps) host.push_back(p.cpu());
+    return host;
+  };
+  const std::vector<Tensor> want = run(CPUPlace());
+  const int before = testing::fake_entry_calls();
+  const std::vector<Tensor> got = run(fake.place());
+  EXPECT_GT(testing::fake_entry_calls(), before);
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(want[i].to_vector<float>(), got[i].to_vector<float>()) << "parameter " << i;
   }
 }
 

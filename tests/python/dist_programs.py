@@ -114,3 +114,53 @@ def data_parallel_unused(out_dir):
     with open(os.path.join(out_dir, f"rank{rank}"), "w") as f:
         json.dump({"error": error, "used": used.tolist(), "unused": unused.tolist(),
                    "engine": type(model._sync).__name__, "steps": model._sync.steps}, f)
+
+
+def amp_one_rank_inf(out_dir):
+    """Rank 1's gradient holds an inf, rank 0's does not: both GradScalers must skip the step
+    and lower the scale (the found-inf flag is all-reduced)."""
+    dist.init_parallel_env()
+    w = crew.to_tensor(np.ones([4], dtype=np.float32), stop_gradient=False)
+    opt = crew.optimizer.SGD(learning_rate=0.1, parameters=[w])
+    scaler = crew.amp.GradScaler(init_loss_scaling=8.0, decr_every_n_nan_or_inf=1)
+    records = []
+    for step in range(2):
+        loss = crew.sum(w * 2.0)
+        scaler.scale(loss).backward()
+        if step == 0 and dist.get_rank() == 1:
+            w.grad.numpy()[2] = np.inf  # numpy() shares the gradient's memory
+        scaler.step(opt)
+        scaler.update()
+        opt.clear_grad()
+        records.append((scaler.get_loss_scaling(), w.numpy().tolist()))
+    with open(os.path.join(out_dir, f"rank{dist.get_rank()}.json"), "w") as f:
+        json.dump(records, f)
+
+
+def amp_data_parallel(out_dir):
+    """O1 autocast under DataParallel: bfloat16 linear layers, float32 gradients averaged over
+    the ranks, the same parameters on both after a few steps with a GradScaler."""
+    dist.init_parallel_env()
+    rank = dist.get_rank()
+    crew.seed(3)
+    net = crew.nn.Sequential(crew.nn.Linear(5, 8), crew.nn.ReLU(), crew.nn.Linear(8, 3))
+    model = crew.DataParallel(net)
+    opt = crew.optimizer.Adam(learning_rate=0.01, parameters=model.parameters())
+    scaler = crew.amp.GradScaler(init_loss_scaling=256)
+    rng = np.random.default_rng(rank)
+    dtypes = []
+    for _ in range(3):
+        x = crew.to_tensor(rng.random((4, 5)).astype(np.float32))
+        y = crew.to_tensor(rng.integers(0, 3, (4,)).astype(np.int64))
+        with crew.amp.auto_cast(dtype="bfloat16"):
+            logits = model(x)
+            loss = crew.nn.functional.cross_entropy(logits, y)
+        dtypes.append([str(logits.dtype), str(loss.dtype)])
+        scaler.scale(loss).backward()
+        dtypes.append([str(p.grad.dtype) for p in net.parameters()])
+        scaler.step(opt)
+        scaler.update()
+        opt.clear_grad()
+    with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:
+        json.dump({"params": [p.numpy().tolist() for p in net.parameters()], "dtypes": dtypes,
+                   "scale": scaler.get_loss_scaling()}, f)

@@ -1,7 +1,8 @@
 #pragma once
 // The fake device's entries (CPU-made, tests/testing/fake_entries.h) of the kernels under
-// autograd's ops, the optimizers and gradient clipping: element-wise and broadcast math,
-// reductions, matmul, copies of shape ops. One line per kernel slot.
+// autograd's ops, the optimizers, gradient clipping and the loss scaler: element-wise and
+// broadcast math, reductions, matmul, copies of shape ops. One line per kernel slot.
+#include "crew/tensor/kernels/amp.h"
 #include "crew/tensor/kernels/broadcast.h"
 #include "crew/tensor/kernels/compare.h"
 #include "crew/tensor/kernels/copy_strided.h"
@@ -39,6 +40,7 @@ inline void set_fake_core_kernels(bool on) {
   set_fake_entry<&kernels::squared_norm_kernel>(on);
   set_fake_entry<&kernels::scale_kernel>(on);
   set_fake_entry<&kernels::clamp_kernel>(on);
+  set_fake_entry<&kernels::unscale_and_check_finite_kernel>(on);
   // tensor math of issue 30 (crew/autograd/ops_math.h, indexing.h)
   set_fake_entry<&kernels::pointwise_kernel>(on);
   set_fake_entry<&kernels::pointwise_backward_kernel>(on);

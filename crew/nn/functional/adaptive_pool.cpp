@@ -2,6 +2,7 @@
 // output is a plain mean over each plane.
 #include "crew/tensor/kernels/adaptive_pool.h"
 
+#include "crew/autograd/autocast.h"
 #include "crew/autograd/function.h"
 #include "crew/nn/functional.h"
 #include "crew/tensor/kernels/broadcast.h"
@@ -9,6 +10,9 @@
 namespace crew::nn::functional {
 
 Tensor adaptive_avg_pool2d(const Tensor& x, Pair output_size) {
+  if (auto in = amp::autocast_operands("adaptive_avg_pool2d", x)) {
+    return adaptive_avg_pool2d((*in)[0], output_size);
+  }
   kernels::check_floating(x, "adaptive_avg_pool2d");
   CREW_CHECK(x.dim() == 4, "adaptive_avg_pool2d: expected x [N, C, H, W], got ", shape_str(x.shape()));
   const int64_t oh = output_size[0], ow = output_size[1];

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "crew/autograd/autocast.h"
 #include "crew/autograd/autograd.h"
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"
@@ -73,6 +74,9 @@ double default_scale(double scale, int64_t d) {
 
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool is_causal,
                                     double scale) {
+  if (auto in = amp::autocast_operands("scaled_dot_product_attention", q, k, v)) {
+    return scaled_dot_product_attention((*in)[0], (*in)[1], (*in)[2], is_causal, scale);
+  }
   check_attention(q, k, v);
   AttentionSaved s{q.detach(), k.detach(), v.detach(), Tensor(), default_scale(scale, q.size(3))};
   Tensor y;
@@ -95,6 +99,9 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
 }
 
 Tensor packed_qkv_attention(const Tensor& qkv, int64_t num_heads, bool is_causal, double scale) {
+  if (auto in = amp::autocast_operands("packed_qkv_attention", qkv)) {
+    return packed_qkv_attention((*in)[0], num_heads, is_causal, scale);
+  }
   kernels::check_floating(qkv, "packed_qkv_attention");
   CREW_CHECK(qkv.dim() == 3 && num_heads > 0 && qkv.size(2) % (3 * num_heads) == 0,
              "packed_qkv_attention: qkv must be [B, T, 3 * H * D] for H = num_heads = ", num_heads, ", got ",

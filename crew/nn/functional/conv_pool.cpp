@@ -1,4 +1,5 @@
 // conv2d, max_pool2d, avg_pool2d: oneDNN kernels (crew/tensor/kernels) plus their graph nodes.
+#include "crew/autograd/autocast.h"
 #include "crew/autograd/function.h"
 #include "crew/nn/functional.h"
 #include "crew/tensor/kernels/conv.h"
@@ -8,6 +9,9 @@ namespace crew::nn::functional {
 
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Pair stride, Pair padding,
               Pair dilation, int64_t groups) {
+  if (auto in = amp::autocast_operands("conv2d", x, weight, bias)) {
+    return conv2d((*in)[0], (*in)[1], (*in)[2], stride, padding, dilation, groups);
+  }
   const kernels::Conv2dParams p{stride, padding, dilation, groups};
   const bool record = autograd::should_record({&x, &weight, &bias});
   std::shared_ptr<const kernels::Conv2dSaved> saved;
@@ -35,6 +39,7 @@ kernels::Pool2dParams pool_params(Pair kernel, Pair stride, Pair padding) {
 }
 
 Tensor pool(kernels::PoolKind kind, const char* name, const Tensor& x, const kernels::Pool2dParams& p) {
+  if (auto in = amp::autocast_operands(name, x)) return pool(kind, name, (*in)[0], p);
   const bool record = autograd::should_record({&x});
   kernels::PoolForwardResult r = kernels::pool2d_forward(kind, x, p, record);
   if (record) {

@@ -3,6 +3,7 @@
 // results are reproducible under crew::seed without locking per element.
 #include "crew/tensor/kernels/dropout.h"
 
+#include "crew/autograd/autocast.h"
 #include "crew/autograd/function.h"
 #include "crew/nn/functional.h"
 #include "crew/tensor/kernels/broadcast.h"
@@ -10,6 +11,9 @@
 namespace crew::nn::functional {
 
 Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
+  if (auto in = training && p != 0.0 ? amp::autocast_operands("dropout", x) : std::nullopt) {
+    return dropout((*in)[0], p, training, gen);
+  }
   kernels::check_floating(x, "dropout");
   CREW_CHECK(p >= 0.0 && p <= 1.0, "dropout: p must be in [0, 1], got ", p);
   if (!training || p == 0.0) return x;

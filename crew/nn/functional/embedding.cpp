@@ -2,6 +2,7 @@
 // (crew/tensor/kernels/embedding).
 #include "crew/tensor/kernels/embedding.h"
 
+#include "crew/autograd/autocast.h"
 #include "crew/autograd/function.h"
 #include "crew/nn/functional.h"
 #include "crew/tensor/kernels/broadcast.h"
@@ -9,6 +10,7 @@
 namespace crew::nn::functional {
 
 Tensor embedding(const Tensor& ids, const Tensor& weight, int64_t padding_idx) {
+  if (auto in = amp::autocast_operands("embedding", weight)) return embedding(ids, (*in)[0], padding_idx);
   kernels::check_floating(weight, "embedding");
   CREW_CHECK(weight.dim() == 2, "embedding: weight must be [V, D], got shape ", shape_str(weight.shape()));
   const int64_t vocab = weight.size(0);

@@ -1,5 +1,6 @@
 // conv2d_transpose (on the conv2d kernels) and the parametrised activations
 // (crew/tensor/kernels/eltwise_param.h), with their graph nodes.
+#include "crew/autograd/autocast.h"
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"
 #include "crew/core/check.h"
@@ -13,6 +14,9 @@ namespace crew::nn::functional {
 
 Tensor conv2d_transpose(const Tensor& x, const Tensor& weight, const Tensor& bias, Pair stride, Pair padding,
                         Pair output_padding, Pair dilation, int64_t groups) {
+  if (auto in = amp::autocast_operands("conv2d_transpose", x, weight, bias)) {
+    return conv2d_transpose((*in)[0], (*in)[1], (*in)[2], stride, padding, output_padding, dilation, groups);
+  }
   CREW_CHECK(x.dim() == 4, "conv2d_transpose: input must be 4-d NCHW, got shape ", shape_str(x.shape()));
   CREW_CHECK(weight.dim() == 4, "conv2d_transpose: weight must be 4-d [in, out/groups, kh, kw], got shape ",
              shape_str(weight.shape()));
@@ -57,6 +61,7 @@ Tensor conv2d_transpose(const Tensor& x, const Tensor& weight, const Tensor& bia
 }
 
 Tensor resample2d(const Tensor& x, Pair out, bool bilinear) {
+  if (auto in = amp::autocast_operands("resample2d", x)) return resample2d((*in)[0], out, bilinear);
   const auto mode = bilinear ? kernels::ResampleMode::LINEAR : kernels::ResampleMode::NEAREST;
   Tensor y = kernels::resample2d_forward(mode, x, out);
   if (autograd::should_record({&x})) {
@@ -69,6 +74,9 @@ Tensor resample2d(const Tensor& x, Pair out, bool bilinear) {
 }
 
 Tensor local_response_norm(const Tensor& x, int64_t size, double alpha, double beta, double k) {
+  if (auto in = amp::autocast_operands("local_response_norm", x)) {
+    return local_response_norm((*in)[0], size, alpha, beta, k);
+  }
   const kernels::LrnParams p{size, alpha, beta, k};
   const bool record = autograd::should_record({&x});
   kernels::LrnForwardResult r = kernels::lrn_forward(x, p);
@@ -85,6 +93,7 @@ Tensor local_response_norm(const Tensor& x, int64_t size, double alpha, double b
 namespace {
 
 Tensor eltwise(kernels::EltwiseOp op, double alpha, double beta, const char* name, const Tensor& x) {
+  if (auto in = amp::autocast_operands(name, x)) return eltwise(op, alpha, beta, name, (*in)[0]);
   const kernels::EltwiseParams p{op, alpha, beta};
   Tensor y = kernels::eltwise_forward(p, x);
   if (autograd::should_record({&x})) {

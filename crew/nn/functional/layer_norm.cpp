@@ -1,6 +1,7 @@
 // layer_norm over the trailing normalized_shape axes (crew/tensor/kernels/layer_norm).
 #include "crew/tensor/kernels/layer_norm.h"
 
+#include "crew/autograd/autocast.h"
 #include "crew/autograd/function.h"
 #include "crew/nn/functional.h"
 #include "crew/tensor/kernels/broadcast.h"
@@ -29,6 +30,9 @@ void check_layer_norm(const Tensor& x, const Shape& normalized_shape, const Tens
 
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias,
                   double epsilon) {
+  if (auto in = amp::autocast_operands("layer_norm", x, weight, bias)) {
+    return layer_norm((*in)[0], normalized_shape, (*in)[1], (*in)[2], epsilon);
+  }
   check_layer_norm(x, normalized_shape, weight, bias);
   const int64_t cols = shape_numel(normalized_shape);
   const int64_t rows = cols == 0 ? 0 : x.numel() / cols;

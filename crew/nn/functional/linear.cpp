@@ -1,13 +1,17 @@
 // linear: y = x W + b with W [in, out] (Paddle's layout), on crew/tensor/kernels/linear.h.
+#include "crew/tensor/kernels/linear.h"
+
+#include "crew/autograd/autocast.h"
 #include "crew/autograd/function.h"
 #include "crew/nn/functional.h"
 #include "crew/tensor/kernels/broadcast.h"
-#include "crew/tensor/kernels/linear.h"
 #include "crew/tensor/kernels/low_precision.h"
 
 namespace crew::nn::functional {
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (auto in = amp::autocast_operands("linear", x, weight, bias))
+    return linear((*in)[0], (*in)[1], (*in)[2]);
   kernels::check_floating_or_half(x, "linear");
   CREW_CHECK(weight.dim() == 2, "linear: weight must be [in, out], got shape ", shape_str(weight.shape()));
   CREW_CHECK(x.dim() >= 1 && x.size(-1) == weight.size(0), "linear: input ", shape_str(x.shape()),

@@ -1,5 +1,6 @@
 // cross_entropy (fused log-softmax + NLL over the last axis, crew/tensor/kernels/cross_entropy),
 // mse_loss, accuracy (crew/tensor/kernels/accuracy).
+#include "crew/autograd/autocast.h"
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"
 #include "crew/nn/functional.h"
@@ -23,6 +24,9 @@ void check_labels(const Tensor& labels, const Shape& rows, const char* op) {
 }  // namespace
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction reduction) {
+  if (auto in = amp::autocast_operands("cross_entropy", logits)) {
+    return cross_entropy((*in)[0], labels, reduction);
+  }
   kernels::check_floating(logits, "cross_entropy");
   CREW_CHECK(logits.dim() >= 2, "cross_entropy: logits must be [N, K] or [..., K], got shape ",
              shape_str(logits.shape()));
@@ -50,6 +54,9 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction reduc
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  if (auto in = amp::autocast_operands("mse_loss", input, target)) {
+    return mse_loss((*in)[0], (*in)[1], reduction);
+  }
   Tensor d = sub(input, target);
   Tensor sq = mul(d, d);
   switch (reduction) {

@@ -4,6 +4,7 @@
 // statistics, float64) on the loops of crew/tensor/kernels/batch_norm_loops.h.
 #include <cmath>
 
+#include "crew/autograd/autocast.h"
 #include "crew/autograd/function.h"
 #include "crew/nn/functional.h"
 #include "crew/tensor/kernels/batch_norm.h"
@@ -126,6 +127,10 @@ Tensor batch_norm_onednn(const Tensor& x, Tensor& running_mean, Tensor& running_
 
 Tensor batch_norm(const Tensor& x, Tensor& running_mean, Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum, double epsilon, SyncPtr sync) {
+  if (auto in = amp::autocast_operands("batch_norm", x, weight, bias)) {
+    return batch_norm((*in)[0], running_mean, running_var, (*in)[1], (*in)[2], training, momentum, epsilon,
+                      std::move(sync));
+  }
   const Layout l = check_inputs(x, running_mean, running_var, weight, bias, training, sync != nullptr);
   // SyncBatchNorm keeps the loops even alone: one process and N ranks compute alike.
   if (training && sync == nullptr && kernels::batch_norm_supported(x)) {

@@ -1,6 +1,7 @@
 // softmax and log_softmax along an axis (crew/tensor/kernels/softmax).
 #include "crew/tensor/kernels/softmax.h"
 
+#include "crew/autograd/autocast.h"
 #include "crew/autograd/function.h"
 #include "crew/nn/functional.h"
 #include "crew/tensor/kernels/broadcast.h"
@@ -10,6 +11,7 @@ namespace crew::nn::functional {
 namespace {
 
 Tensor softmax_impl(const Tensor& x, int64_t axis, bool log_out, const char* name) {
+  if (auto in = amp::autocast_operands(name, x)) return softmax_impl((*in)[0], axis, log_out, name);
   kernels::check_floating_or_half(x, name);
   CREW_CHECK(x.dim() >= 1, name, ": tensor of shape ", shape_str(x.shape()), " has no axis");
   const int64_t a = normalize_axis(axis, x.dim());

@@ -27,6 +27,28 @@ from .callbacks import EarlyStopping, config_callbacks
 from .model_summary import summary as _summary
 
 
+_SCALER_KEYS = ("init_loss_scaling", "incr_ratio", "decr_ratio", "incr_every_n_steps", "decr_every_n_nan_or_inf",
+                "use_dynamic_loss_scaling")
+
+
+def _amp_settings(amp_configs):
+    """Model.prepare's amp_configs as {level, dtype, white, black, scaler}, or None for float32."""
+    if amp_configs is None:
+        return None
+    configs = {"level": amp_configs} if isinstance(amp_configs, str) else dict(amp_configs)
+    level = configs.pop("level", "O1")
+    if level not in ("O0", "O1", "O2"):
+        raise ValueError(f"Model.prepare: amp_configs level must be 'O0', 'O1' or 'O2', got {level!r}")
+    settings = {"level": level, "dtype": configs.pop("dtype", "float16"),
+                "white": configs.pop("custom_white_list", None), "black": configs.pop("custom_black_list", None),
+                "scaler": {k: configs.pop(k) for k in _SCALER_KEYS if k in configs}}
+    configs.pop("use_fp16_guard", None)  # static-graph only in Paddle
+    if configs:
+        raise ValueError(f"Model.prepare: amp_configs has unknown keys {sorted(configs)}; accepted: level, "
+                         f"dtype, custom_white_list, custom_black_list, {', '.join(_SCALER_KEYS)}")
+    return None if level == "O0" else settings
+
+
 def _to_list(value):
     if value is None:
         return []
@@ -60,6 +82,8 @@ class Model:
         self._loss = None
         self._metrics = []
         self._optimizer = None
+        self._amp = None
+        self._scaler = None
         self.stop_training = False
         self._merge_count = {}
         self._total_size = None
@@ -74,13 +98,24 @@ class Model:
 
     # ---- set-up ----
     def prepare(self, optimizer=None, loss=None, metrics=None, amp_configs=None):
-        if amp_configs is not None:
-            raise ValueError("Model.prepare: amp_configs is not supported (crew trains in float32)")
+        """amp_configs (Paddle's): None or 'O0' (float32), 'O1', 'O2', or a dict with 'level'
+        and any of GradScaler's arguments, 'custom_white_list', 'custom_black_list' and (crew)
+        'dtype' ('float16', Paddle's, or 'bfloat16'). train_batch then runs forward and loss
+        under crew.amp.auto_cast and steps through a GradScaler; O2 decorates the network and
+        the optimizer (crew.amp.decorate)."""
+        self._amp = _amp_settings(amp_configs)
         if loss is not None and not isinstance(loss, Layer) and not callable(loss):
             raise TypeError("'loss' must be sub classes of `paddle.nn.Layer` or any callable function.")
         for m in _to_list(metrics):
             if not isinstance(m, Metric):
                 raise TypeError(f"{type(m).__name__} is not sub class of Metric")
+        if self._amp is not None and self._amp["level"] == "O2":
+            from .. import amp
+            amp.decorate(self.network, optimizer, level="O2", dtype=self._amp["dtype"])
+        self._scaler = None
+        if self._amp is not None:
+            from .. import amp
+            self._scaler = amp.GradScaler(**self._amp["scaler"])
         self._optimizer = optimizer
         self._loss = loss
         self._metrics = _to_list(metrics)
@@ -106,18 +141,32 @@ class Model:
         self.network.train()
         inputs = [_as_tensor(x) for x in _to_list(inputs)]
         labels = [_as_tensor(y) for y in _to_list(labels)]
-        outputs = (self._ddp or self.network)(*inputs)
-        losses = _to_list(self._loss(*(_to_list(outputs) + labels)))
+        with self._auto_cast():
+            outputs = (self._ddp or self.network)(*inputs)
+            losses = _to_list(self._loss(*(_to_list(outputs) + labels)))
         final = losses[0]
         for extra in losses[1:]:
             final = final + extra
-        final.backward()
+        if self._scaler is None:
+            final.backward()
+        else:
+            self._scaler.scale(final).backward()
         if update:
-            self._optimizer.step()
+            if self._scaler is None:
+                self._optimizer.step()
+            else:
+                self._scaler.minimize(self._optimizer)
             self._optimizer.clear_grad()
         metrics = self._update_metrics(outputs, labels)
         loss_values = [loss.numpy() for loss in losses]
         return (loss_values, metrics) if metrics else loss_values
+
+    def _auto_cast(self):
+        from .. import amp
+        if self._amp is None:
+            return amp.auto_cast(enable=False)
+        return amp.auto_cast(level=self._amp["level"], dtype=self._amp["dtype"],
+                             custom_white_list=self._amp["white"], custom_black_list=self._amp["black"])
 
     def eval_batch(self, inputs, labels=None):
         self.network.eval()

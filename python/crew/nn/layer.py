@@ -209,13 +209,18 @@ class Layer:
             if k not in state_dict:
                 continue
             src = state_dict[k]
-            src = src.numpy() if isinstance(src, Tensor) else np.asarray(src)
+            if not isinstance(src, Tensor):
+                src = np.asarray(src)
             if list(src.shape) != list(t.shape):
                 raise ValueError(f"set_state_dict: '{k}' has shape {list(src.shape)} in the state "
                                  f"dict but {list(t.shape)} in the layer")
             values[k] = src
+        # Copied in C++, converted to each tensor's dtype: numpy() of a bfloat16 or device
+        # tensor is a copy, so writing into it would change nothing.
         for k, src in values.items():
-            np.copyto(own[k].numpy(), src, casting="unsafe")
+            if not isinstance(src, Tensor):
+                src = _C.to_tensor(np.ascontiguousarray(src), dtype=own[k].dtype)
+            _C._copy_tensor_(own[k], src)
         return missing, unexpected
 
     load_dict = set_state_dict

@@ -1,0 +1,159 @@
+// crew::amp autocast (crew/autograd/autocast.h): inside a guard white-list ops compute in the
+// low dtype, black-list ops and ops without a 16-bit kernel in float32, the others keep or
+// promote; float32 leaves get float32 gradients; the state nests, is per thread, and is off
+// during backward.
+#include "crew/autograd/autocast.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "crew/autograd/autograd.h"
+#include "crew/autograd/ops.h"
+#include "crew/core/error.h"
+#include "crew/nn/functional.h"
+#include "crew/nn/functional_extra.h"
+#include "crew/tensor/random.h"
+
+namespace crew {
+namespace {
+
+namespace F = nn::functional;
+using amp::AmpLevel;
+using amp::AutocastGuard;
+using amp::AutocastOptions;
+
+AutocastOptions bf16(AmpLevel level = AmpLevel::O1) {
+  AutocastOptions o;
+  o.dtype = DType::BFLOAT16;
+  o.level = level;
+  return o;
+}
+
+Tensor param(const Shape& shape) { return uniform(shape, -0.5, 0.5).set_stop_gradient(false); }
+
+TEST(Autocast, WhiteListOpsRunInTheLowDtypeAndBlackListOpsInFloat32) {
+  Tensor x = uniform({2, 3, 8, 8}, -1, 1);
+  Tensor w = param({4, 3, 3, 3});
+  Tensor lw = param({4 * 6 * 6, 5});
+  Tensor lb = param({5});
+  AutocastGuard guard(bf16());
+  Tensor y = F::conv2d(x, w, Tensor());
+  EXPECT_EQ(y.dtype(), DType::BFLOAT16);
+  EXPECT_EQ(F::relu(y).dtype(), DType::BFLOAT16);               // gray, one operand: keeps its dtype
+  EXPECT_EQ(F::max_pool2d(y, {2, 2}).dtype(), DType::FLOAT32);  // no 16-bit kernel
+  Tensor logits = F::linear(F::flatten(y), lw, lb);
+  EXPECT_EQ(logits.dtype(), DType::BFLOAT16);
+  EXPECT_EQ(F::softmax(logits).dtype(), DType::FLOAT32);
+  EXPECT_EQ(F::cross_entropy(logits, Tensor::from_vector<int64_t>({0, 4}, {2})).dtype(), DType::FLOAT32);
+  EXPECT_EQ(F::layer_norm(logits, {5}, Tensor(), Tensor()).dtype(), DType::FLOAT32);
+  EXPECT_EQ(mean(logits).dtype(), DType::FLOAT32);
+  EXPECT_EQ(sum(logits, 1).dtype(), DType::FLOAT32);
+  EXPECT_EQ(matmul(uniform({2, 3}, -1, 1), uniform({3, 2}, -1, 1)).dtype(), DType::BFLOAT16);
+  // Mixed operands of a gray op meet in float32 at O1.
+  EXPECT_EQ(add(logits, uniform({2, 5}, -1, 1)).dtype(), DType::FLOAT32);
+  // float64 is never cast.
+  EXPECT_EQ(
+      matmul(uniform({2, 3}, -1, 1).to(DType::FLOAT64), uniform({3, 2}, -1, 1).to(DType::FLOAT64)).dtype(),
+      DType::FLOAT64);
+}
+
+TEST(Autocast, Float32LeavesGetFloat32Gradients) {
+  Tensor x = uniform({4, 6}, -1, 1);
+  Tensor w = param({6, 3});
+  Tensor b = param({3});
+  Tensor loss;
+  {
+    AutocastGuard guard(bf16());
+    loss = F::cross_entropy(F::linear(x, w, b), Tensor::from_vector<int64_t>({0, 1, 2, 0}, {4}));
+    loss.backward();  // inside the guard: backward runs with autocast off
+  }
+  ASSERT_TRUE(w.grad().defined());
+  EXPECT_EQ(w.grad().dtype(), DType::FLOAT32);
+  EXPECT_EQ(b.grad().dtype(), DType::FLOAT32);
+  // The gradient is the float32 one within bfloat16's rounding.
+  Tensor w2 = w.detach().clone().set_stop_gradient(false);
+  Tensor b2 = b.detach().clone().set_stop_gradient(false);
+  F::cross_entropy(F::linear(x, w2, b2), Tensor::from_vector<int64_t>({0, 1, 2, 0}, {4})).backward();
+  const auto g = w.grad().to_vector<float>(), want = w2.grad().to_vector<float>();
+  for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], want[i], 2e-2) << i;
+}
+
+TEST(Autocast, BackwardAndItsHooksRunWithAutocastOff) {
+  Tensor w = param({3, 3});
+  DType seen = DType::INT64;
+  autograd::register_grad_ready_hook(w, [&seen](const Tensor& leaf) {
+    seen = matmul(leaf.grad(), leaf.grad()).dtype();  // a white-list op inside backward
+  });
+  AutocastGuard guard(bf16());
+  sum(F::linear(uniform({2, 3}, -1, 1), w, Tensor())).backward();
+  EXPECT_EQ(seen, DType::FLOAT32);
+  EXPECT_TRUE(amp::autocast_enabled());  // restored after backward
+}
+
+TEST(Autocast, OpsWithoutA16BitKernelTakeTheConvsOutput) {
+  Tensor x = uniform({1, 2, 6, 6}, -1, 1);
+  AutocastGuard guard(bf16());
+  Tensor y = F::conv2d(x, param({4, 2, 3, 3}), Tensor());
+  ASSERT_EQ(y.dtype(), DType::BFLOAT16);
+  EXPECT_EQ(F::elu(y).dtype(), DType::FLOAT32);
+  EXPECT_EQ(F::hardtanh(y).dtype(), DType::FLOAT32);
+  EXPECT_EQ(F::local_response_norm(y, 3).dtype(), DType::FLOAT32);
+  EXPECT_EQ(F::resample2d(y, {8, 8}, true).dtype(), DType::FLOAT32);
+  // Gray with mixed operands: promoted to float32.
+  EXPECT_EQ(F::conv2d_transpose(y, param({4, 2, 3, 3}), Tensor()).dtype(), DType::FLOAT32);
+}
+
+TEST(Autocast, CustomListsMoveOps) {
+  AutocastOptions o = bf16();
+  o.custom_black_list = {"conv2d"};
+  o.custom_white_list = {"softmax"};
+  AutocastGuard guard(o);
+  EXPECT_EQ(F::conv2d(uniform({1, 1, 4, 4}, -1, 1), uniform({1, 1, 3, 3}, -1, 1), Tensor()).dtype(),
+            DType::FLOAT32);
+  EXPECT_EQ(F::softmax(uniform({2, 3}, -1, 1)).dtype(), DType::BFLOAT16);
+}
+
+TEST(Autocast, AnOpInBothCustomListsIsAValueError) {
+  AutocastOptions o = bf16();
+  o.custom_black_list = {"linear"};
+  o.custom_white_list = {"linear"};
+  EXPECT_THROW(AutocastGuard guard(o), ValueError);
+  o.custom_black_list.clear();
+  o.dtype = DType::FLOAT32;
+  EXPECT_THROW(AutocastGuard guard(o), ValueError);
+}
+
+TEST(Autocast, O2RunsGrayOpsInTheLowDtype) {
+  AutocastGuard guard(bf16(AmpLevel::O2));
+  EXPECT_EQ(add(uniform({2, 2}, -1, 1), uniform({2, 2}, -1, 1)).dtype(), DType::BFLOAT16);
+}
+
+TEST(Autocast, GuardsNestRestoreAndArePerThread) {
+  EXPECT_FALSE(amp::autocast_enabled());
+  {
+    AutocastGuard outer(bf16());
+    {
+      AutocastOptions off = amp::autocast_off();
+      AutocastGuard inner(off);
+      EXPECT_FALSE(amp::autocast_enabled());
+      EXPECT_EQ(F::linear(uniform({2, 3}, -1, 1), uniform({3, 2}, -1, 1), Tensor()).dtype(), DType::FLOAT32);
+    }
+    EXPECT_TRUE(amp::autocast_enabled());
+    EXPECT_EQ(amp::autocast_state().dtype, DType::BFLOAT16);
+    bool other_thread_enabled = true;
+    std::thread([&] { other_thread_enabled = amp::autocast_enabled(); }).join();
+    EXPECT_FALSE(other_thread_enabled);
+  }
+  EXPECT_FALSE(amp::autocast_enabled());
+}
+
+TEST(Autocast, Float16ComputesLinearInFloat16) {
+  AutocastOptions o;
+  o.dtype = DType::FLOAT16;
+  AutocastGuard guard(o);
+  EXPECT_EQ(F::linear(uniform({2, 3}, -1, 1), uniform({3, 2}, -1, 1), Tensor()).dtype(), DType::FLOAT16);
+}
+
+}  // namespace
+}  // namespace crew

@@ -1,0 +1,84 @@
+// Optimizers over bfloat16/float16 parameters (crew.amp.decorate's level O2): the update runs
+// in float32, on a master weight kept across steps with multi_precision, so updates smaller
+// than the 16-bit spacing add up; accumulators are float32; state_dict carries the master
+// weights and resumes exactly.
+#include <gtest/gtest.h>
+
+#include "crew/optim/optim.h"
+
+namespace crew::optim {
+namespace {
+
+Tensor bf16_param(double value, int64_t n = 4) {
+  Tensor p = Tensor::full({n}, value, DType::BFLOAT16);
+  p.set_stop_gradient(false);
+  return p;
+}
+
+void set_grad(Tensor& p, double g) { p.set_grad(Tensor::full(p.shape(), g, p.dtype())); }
+
+TEST(MasterWeight, SmallUpdatesAddUpOnlyWithMasterWeights) {
+  // bfloat16's spacing at 1.0 is 2^-7: one step of 0.001 rounds back to 1.0.
+  Tensor kept = bf16_param(1.0), plain = bf16_param(1.0);
+  SGD with_master({kept}, {.learning_rate = 0.001});
+  with_master.set_multi_precision(true);
+  SGD without({plain}, {.learning_rate = 0.001});
+  for (int s = 0; s < 20; ++s) {
+    set_grad(kept, 1.0);
+    set_grad(plain, 1.0);
+    with_master.step();
+    without.step();
+  }
+  EXPECT_EQ(kept.dtype(), DType::BFLOAT16);
+  EXPECT_EQ(plain.to_vector<float>()[0], 1.0f);
+  EXPECT_NEAR(with_master.master_weight(0).to_vector<double>()[0], 0.98, 1e-6);
+  EXPECT_EQ(with_master.master_weight(0).dtype(), DType::FLOAT32);
+  EXPECT_NEAR(kept.to_vector<double>()[0], 0.98, 4e-3);  // 0.98 rounded to bfloat16
+}
+
+TEST(MasterWeight, AdamAccumulatorsAreFloat32AndStateResumesExactly) {
+  Tensor a = bf16_param(0.5, 6);
+  Adam opt({a}, {.learning_rate = 0.01});
+  opt.set_multi_precision(true);
+  for (int s = 0; s < 3; ++s) {
+    set_grad(a, 0.1 * (s + 1));
+    opt.step();
+  }
+  StateDict sd = opt.state_dict();
+  ASSERT_TRUE(sd.contains("0.master_weight"));
+  EXPECT_EQ(sd.at("0.moment1").dtype(), DType::FLOAT32);
+
+  Tensor b = a.detach().clone().set_stop_gradient(false);
+  Adam resumed({b}, {.learning_rate = 0.01});
+  resumed.set_multi_precision(true);
+  resumed.set_state_dict(sd);
+  for (int s = 0; s < 3; ++s) {
+    set_grad(a, -0.05 * (s + 1));
+    set_grad(b, -0.05 * (s + 1));
+    opt.step();
+    resumed.step();
+  }
+  EXPECT_EQ(a.to_vector<float>(), b.to_vector<float>());
+  EXPECT_EQ(opt.master_weight(0).to_vector<float>(), resumed.master_weight(0).to_vector<float>());
+}
+
+TEST(MasterWeight, ClippingSeesFloat32Gradients) {
+  Tensor p = bf16_param(1.0, 4);
+  SGD opt({p}, {.learning_rate = 1.0, .grad_clip = std::make_shared<ClipGradByGlobalNorm>(0.5)});
+  opt.set_multi_precision(true);
+  set_grad(p, 10.0);  // norm 20, clipped to 0.5: each element moves by 0.25
+  opt.step();
+  EXPECT_NEAR(p.to_vector<double>()[0], 0.75, 1e-6);
+}
+
+TEST(MasterWeight, AMasterWeightForAFloat32ParameterIsRejected) {
+  Tensor p = Tensor::full({2}, 1.0, DType::FLOAT32);
+  p.set_stop_gradient(false);
+  SGD opt({p}, {.learning_rate = 0.1});
+  StateDict sd = opt.state_dict();
+  sd.insert("0.master_weight", Tensor::full({2}, 1.0, DType::FLOAT32));
+  EXPECT_THROW(opt.set_state_dict(sd), ValueError);
+}
+
+}  // namespace
+}  // namespace crew::optim
