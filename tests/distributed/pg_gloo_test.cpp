@@ -95,6 +95,22 @@ TEST(PgGloo, AllReduceEveryOpAndDType) {
   }
 }
 
+// Sizes inside the preamble's budget reduce in 32 KiB chunks: every element of a tensor that
+// spans several chunks and a partial last one is reduced, in every dtype and op.
+TEST(PgGloo, AllReduceAcrossReductionChunks) {
+  for (int world : {2, 3}) {
+    run_group(world, [&](int rank, ProcessGroup& pg) {
+      for (DType dtype : kDTypes) {
+        for (ReduceOp op : kOps) {
+          Tensor t = make(rank, 3 * 8192 + 5, dtype);
+          pg.all_reduce(t, {.op = op})->wait();
+          expect_reduced(t, op, world, "all_reduce");
+        }
+      }
+    });
+  }
+}
+
 TEST(PgGloo, ReduceLandsOnRoot) {
   run_group(3, [](int rank, ProcessGroup& pg) {
     for (DType dtype : kDTypes) {

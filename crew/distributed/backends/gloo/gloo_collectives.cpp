@@ -9,6 +9,7 @@
 #include <gloo/reduce.h>
 #include <gloo/scatter.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -68,15 +69,22 @@ const void* contribution(const detail::GlooPreamble& preamble, int me, int rank,
 }
 
 // out = the reduction over ranks 0..size-1, in rank order (the same order on every rank, so
-// every rank gets the same bits), of each rank's `count` elements; out may alias own.
+// every rank gets the same bits), of each rank's `count` elements; out may alias own. Runs in
+// cache-sized chunks through one reused buffer: each input is read once and out written once.
 void reduce_in_rank_order(void* out, const void* own, int64_t count, DType dtype, ReduceOp op, int me,
                           int size, const detail::GlooPreamble& preamble) {
-  const size_t bytes = static_cast<size_t>(count) * dtype_size(dtype);
-  std::vector<uint64_t> acc((bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t));
-  std::memcpy(acc.data(), contribution(preamble, me, 0, own), bytes);
+  constexpr size_t kChunkBytes = size_t{32} << 10;
+  thread_local std::vector<uint64_t> acc(kChunkBytes / sizeof(uint64_t));
+  const size_t item = dtype_size(dtype);
+  const size_t per_chunk = kChunkBytes / item;
   const auto fn = detail::gloo_reduce_fn(op, dtype);
-  for (int r = 1; r < size; ++r) fn(acc.data(), acc.data(), contribution(preamble, me, r, own), count);
-  std::memcpy(out, acc.data(), bytes);
+  const auto at = [&](const void* base, size_t first) { return static_cast<const char*>(base) + first * item; };
+  for (size_t first = 0; first < static_cast<size_t>(count); first += per_chunk) {
+    const size_t n = std::min(per_chunk, static_cast<size_t>(count) - first);
+    std::memcpy(acc.data(), at(contribution(preamble, me, 0, own), first), n * item);
+    for (int r = 1; r < size; ++r) fn(acc.data(), acc.data(), at(contribution(preamble, me, r, own), first), n);
+    std::memcpy(static_cast<char*>(out) + first * item, acc.data(), n * item);
+  }
 }
 
 // Sends every peer the same data in the preamble.
