@@ -82,6 +82,18 @@ def test_the_seeds_program_prints_the_seeds_lines_under_launch(tmp_path):
     assert "loss is: [" in (tmp_path / "log" / "workerlog.1").read_text()  # rank 1 trained too
 
 
+@needs_data
+def test_model_fit_trains_mynet_on_two_ranks_under_launch(tmp_path):
+    # examples/python/fit_cnn.py: paddle.Model.fit shards and wraps by itself under launch
+    r = run([sys.executable, "-m", "crew.distributed.launch", "--devices=0,1",
+             str(SCRIPT.parent / "fit_cnn.py"), "--epochs", "1", "--num-iters", "40"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"^epoch 0: \d+ images/s$", r.stdout, re.M), r.stdout
+    accuracy = float(re.search(r"test accuracy: (0\.\d+)", r.stdout).group(1))
+    assert accuracy > 0.3  # 40 steps of 2 x 32 images: well above chance (0.1)
+    assert "Epoch" not in r.stdout  # verbose=0: no progress lines
+
+
 def test_data_parallel_averages_python_layer_grads_and_no_sync_keeps_them_local(tmp_path):
     dist.spawn(dist_programs.data_parallel_grads, args=(str(tmp_path),), nprocs=2)
     for r in range(2):

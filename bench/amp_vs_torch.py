@@ -1,0 +1,117 @@
+#!/usr/bin/python3
+"""Mixed-precision training steps (issue 31): crew's float32, bf16 O1 (paddle.amp.auto_cast) and
+bf16 O2 (paddle.amp.decorate + auto_cast) against PyTorch 1.13's float32 and
+torch.autocast("cpu", dtype=torch.bfloat16), same architecture (crew.vision.models /
+torchvision.models), batch and image size, one thread each. Each step is forward,
+cross-entropy, backward and a Momentum/SGD update. Rounds rotate the variants; prints every
+round's images/s, each variant's median and the ratios the issue asks for (bf16 against crew's
+own float32, crew's best bf16 against torch's autocast), medians of per-round ratios.
+
+    PYTHONPATH=build/release/python /usr/bin/python3 bench/amp_vs_torch.py
+    # options: --models resnet18 --batch 32 --size 32 --rounds 5 --iters 3 --threads 1
+Needs Debian's python3-torch and python3-torchvision (the product never does).
+"""
+import argparse
+import os
+import statistics
+import time
+
+
+def crew_step_fn(crew, name, batch, size, mode):
+    import numpy as np
+    crew.seed(0)
+    model = getattr(crew.vision.models, name)(num_classes=10)
+    model.train()
+    opt = crew.optimizer.Momentum(learning_rate=0.01, momentum=0.9, parameters=model.parameters())
+    if mode == "O2":
+        model, opt = crew.amp.decorate(models=model, optimizers=opt, level="O2", dtype="bfloat16")
+    rng = np.random.default_rng(0)
+    x = crew.to_tensor(rng.standard_normal((batch, 3, size, size)).astype("float32"))
+    y = crew.to_tensor(rng.integers(0, 10, (batch, 1)).astype("int64"))
+    loss_fn = crew.nn.CrossEntropyLoss()
+
+    def step():
+        with crew.amp.auto_cast(enable=mode != "f32", level=mode if mode != "f32" else "O1",
+                                dtype="bfloat16"):
+            loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        return float(loss)
+    return step
+
+
+def torch_step_fn(torch, name, batch, size, mode):
+    import torchvision
+    torch.manual_seed(0)
+    model = getattr(torchvision.models, name)(num_classes=10)
+    model.train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(batch, 3, size, size, generator=g)
+    y = torch.randint(0, 10, (batch,), generator=g)
+    loss_fn = torch.nn.CrossEntropyLoss()
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=mode == "bf16"):
+            loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        return float(loss)
+    return step
+
+
+def rate(step, iters, batch):
+    step()  # warm-up: primitives created, caches filled
+    start = time.perf_counter()
+    for _ in range(iters):
+        step()
+    return iters * batch / (time.perf_counter() - start)
+
+
+def ratio(runs, a, b):
+    return statistics.median(x / y for x, y in zip(runs[a], runs[b]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", nargs="+", default=["resnet18"])
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--size", type=int, default=32)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--iters", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1)
+    a = ap.parse_args()
+    os.environ["CREW_NUM_THREADS"] = str(a.threads)
+    os.environ.setdefault("OMP_NUM_THREADS", str(a.threads))
+    import torch
+    import crew
+    torch.set_num_threads(a.threads)
+    print(f"batch={a.batch} image=3x{a.size}x{a.size} threads={a.threads}, forward+backward+momentum, "
+          f"{a.rounds} rounds x {a.iters} steps (torch {torch.__version__})")
+    variants = ["crew f32", "crew O1", "crew O2", "torch f32", "torch bf16"]
+    print("| model | " + " | ".join(f"{v} img/s" for v in variants) +
+          " | O1 / f32 | O2 / f32 | best crew bf16 / torch bf16 | crew f32 / torch f32 |")
+    print("| --- |" + " ---: |" * (len(variants) + 4))
+    for name in a.models:
+        steps = {"crew f32": crew_step_fn(crew, name, a.batch, a.size, "f32"),
+                 "crew O1": crew_step_fn(crew, name, a.batch, a.size, "O1"),
+                 "crew O2": crew_step_fn(crew, name, a.batch, a.size, "O2"),
+                 "torch f32": torch_step_fn(torch, name, a.batch, a.size, "f32"),
+                 "torch bf16": torch_step_fn(torch, name, a.batch, a.size, "bf16")}
+        runs = {v: [] for v in variants}
+        for r in range(a.rounds):
+            for v in variants[r % len(variants):] + variants[:r % len(variants)]:
+                runs[v].append(rate(steps[v], a.iters, a.batch))
+        best = "crew O1" if statistics.median(runs["crew O1"]) >= statistics.median(runs["crew O2"]) else "crew O2"
+        meds = " | ".join(f"{statistics.median(runs[v]):.1f}" for v in variants)
+        print(f"| {name} | {meds} | {ratio(runs, 'crew O1', 'crew f32'):.2f}x | "
+              f"{ratio(runs, 'crew O2', 'crew f32'):.2f}x | {ratio(runs, best, 'torch bf16'):.2f}x | "
+              f"{ratio(runs, 'crew f32', 'torch f32'):.2f}x |")
+        for v in variants:
+            print(f"  {v}: " + " ".join(f"{x:.1f}" for x in runs[v]))
+
+
+if __name__ == "__main__":
+    main()
