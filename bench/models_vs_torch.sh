@@ -2,12 +2,15 @@
 # crew's ResNet-18 and GPT training (bin/train_resnet, bin/train_gpt) against the same models in
 # PyTorch (bench/torch_models.py): training rate after a 5-step warm-up and peak RSS, per model
 # and config RANKSxTHREADS, STEPS steps, batch 32 (ResNet, 2048 random images) or 16 x 128
-# tokens (GPT, the fortunes text or $TEXT) per rank. ROUNDS rounds, crew first in odd rounds and
-# torch first in even ones; prints every run and a markdown table of medians, the ratio being
-# the median of the per-round crew/torch ratios. crew stops at the end of its one epoch (ResNet:
+# tokens (GPT, the fortunes text or $TEXT) per rank. ROUNDS rounds, A first in odd rounds and
+# B first in even ones; prints every run and a markdown table of medians, the ratio being
+# the median of the per-round A/B ratios. crew stops at the end of its one epoch (ResNet:
 # 64 steps on 1 rank, 32 on 2) where torch would wrap around: keep STEPS within it.
 #   bench/models_vs_torch.sh BUILD_DIR ROUNDS [STEPS]              default STEPS 30
 #   MODELS="resnet18 gpt" CONFIGS="1x1 2x1" TEXT=file.txt          (env, defaults shown)
+# Two sides are compared, A (default crew) against B (default torch), each with extra options:
+#   A=crew A_ARGS="--amp bf16 --amp-level O2" B=torch B_ARGS="--autocast bfloat16"  (mixed precision)
+#   A_ARGS="--amp bf16" B=crew                                  (crew's bf16 against its float32)
 set -euo pipefail
 build=$(cd "${1:?usage: $0 BUILD_DIR ROUNDS [STEPS]}" && pwd)
 rounds=${2:?usage: $0 BUILD_DIR ROUNDS [STEPS]}
@@ -15,6 +18,9 @@ steps=${3:-30}
 models=${MODELS:-resnet18 gpt}
 configs=${CONFIGS:-1x1 2x1}
 py=${TORCH_PYTHON:-/usr/bin/python3}
+side_a=${A:-crew}; side_b=${B:-torch}
+read -r -a args_a <<<"${A_ARGS:-}"
+read -r -a args_b <<<"${B_ARGS:-}"
 src=$(cd "$(dirname "$0")/.." && pwd)
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
@@ -39,12 +45,12 @@ if done:
 EOF
 }
 
-run_crew() {  # model ranks threads
+run_crew() {  # model ranks threads [extra options...]
   local prog=train_resnet data
   [ "$1" = gpt ] && prog=train_gpt
   set_data "$1"
   local cmd=("$build/bin/$prog" "${data[@]}" --epochs 1 --max-steps "$steps" --threads "$3"
-             --num-workers 1 --metrics "$log/m.jsonl")
+             --num-workers 1 --metrics "$log/m.jsonl" "${@:4}")
   if [ "$2" -gt 1 ]; then
     cmd=("$build/bin/crew" launch --devices="$(seq -s, 0 $(($2 - 1)))" --log_dir "$log/launch" "${cmd[@]}")
   fi
@@ -52,12 +58,12 @@ run_crew() {  # model ranks threads
   (cd "$log" && "${cmd[@]}") >"$log/out" 2>&1 || true
   done_fields "$log/m.jsonl" "$1"
 }
-run_torch() {  # model ranks threads
+run_torch() {  # model ranks threads [extra options...]
   local data
   set_data "$1"
   rm -f "$log/m.jsonl"
   (cd "$log" && "$py" "$src/bench/torch_models.py" --model "$1" "${data[@]}" --steps "$steps" \
-     --warmup 5 --threads "$3" --world "$2" --metrics "$log/m.jsonl") >"$log/out" 2>&1 || true
+     --warmup 5 --threads "$3" --world "$2" --metrics "$log/m.jsonl" "${@:4}") >"$log/out" 2>&1 || true
   done_fields "$log/m.jsonl" "$1"
 }
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
@@ -71,11 +77,11 @@ for model in $models; do
   for config in $configs; do
     ranks=${config%x*}; threads=${config#*x}; key=$log/$model.$config
     for r in $(seq 1 "$rounds"); do
-      if [ $((r % 2)) -eq 1 ]; then c=$(checked crew "$(run_crew "$model" "$ranks" "$threads")")
-        t=$(checked torch "$(run_torch "$model" "$ranks" "$threads")")
-      else t=$(checked torch "$(run_torch "$model" "$ranks" "$threads")")
-        c=$(checked crew "$(run_crew "$model" "$ranks" "$threads")"); fi
-      echo "$model $config round $r: crew $c, torch $t ($(unit "$model"), peak RSS MB)"
+      if [ $((r % 2)) -eq 1 ]; then c=$(checked "$side_a" "$(run_"$side_a" "$model" "$ranks" "$threads" "${args_a[@]}")")
+        t=$(checked "$side_b" "$(run_"$side_b" "$model" "$ranks" "$threads" "${args_b[@]}")")
+      else t=$(checked "$side_b" "$(run_"$side_b" "$model" "$ranks" "$threads" "${args_b[@]}")")
+        c=$(checked "$side_a" "$(run_"$side_a" "$model" "$ranks" "$threads" "${args_a[@]}")"); fi
+      echo "$model $config round $r: A $c, B $t ($(unit "$model"), peak RSS MB)"
       echo "$c $t" | awk '{printf "%s %s %s %s %.3f\n", $1, $2, $3, $4, $1 / $3}' >>"$key"
     done
     col() { awk -v k="$1" '{print $k}' "$key"; }
@@ -86,6 +92,7 @@ for model in $models; do
   done
 done
 echo
-echo "| model | config | crew rate | torch rate | crew/torch (rounds) | crew peak RSS (MB) | torch peak RSS (MB) |"
+echo "A: $side_a ${A_ARGS:-}; B: $side_b ${B_ARGS:-}"
+echo "| model | config | A rate | B rate | A/B (rounds) | A peak RSS (MB) | B peak RSS (MB) |"
 echo "| --- | --- | ---: | ---: | ---: | ---: | ---: |"
 cat "$table"

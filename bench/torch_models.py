@@ -338,9 +338,10 @@ def clip_by_global_norm(params, max_norm=1.0):
             g.mul_(scale)
 
 
-def train_step(model, opt, x, y, clip):
-    logits = model(x)
-    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+def train_step(model, opt, x, y, clip, autocast=None):
+    with torch.autocast("cpu", dtype=getattr(torch, autocast or "bfloat16"), enabled=autocast is not None):
+        logits = model(x)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
     opt.zero_grad(set_to_none=True)
     loss.backward()
     if clip:
@@ -372,7 +373,7 @@ def train(rank, world, args):
         if step == args.warmup:
             start = time.perf_counter()
         x, y = batches.get(first_sample(step, rank, world, batches))
-        losses.append(train_step(model, opt, x, y, clip=args.model == "gpt"))
+        losses.append(train_step(model, opt, x, y, clip=args.model == "gpt", autocast=args.autocast))
     elapsed = time.perf_counter() - start
     timed = args.steps - args.warmup if args.steps > args.warmup else args.steps
     stats = torch.tensor([elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0],
@@ -440,6 +441,8 @@ def parse_args(argv=None):
     p.add_argument("--n-embd", type=int, default=256)
     p.add_argument("--block-size", type=int, default=128)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--autocast", choices=["bfloat16", "float16"],
+                   help='forward and loss under torch.autocast("cpu", dtype=...)')
     p.add_argument("--init", help="initial weights, safetensors in crew's layout")
     p.add_argument("--write-init", help="write a fresh init in crew's layout and exit")
     p.add_argument("--no-shuffle", action="store_true", help="accepted; always sequential")
