@@ -6,6 +6,8 @@ Each one composes crew's differentiable C++ ops (where, comparisons, floor, matm
 sum), so gradients flow where Paddle has them.
 """
 import builtins
+import itertools
+import operator
 
 from . import _C
 from . import tensor_math as _tm
@@ -147,10 +149,40 @@ METHODS = ["maximum", "minimum", "floor_divide", "remainder", "mod", "floor_mod"
 __all__ = list(NAMES)
 
 
+def _binary_method(fn, symbol):
+    def method(self, y, name=None):
+        return fn(self, y) if isinstance(y, Tensor) else symbol(self, y)
+    method.__name__ = fn.__name__
+    method.__doc__ = f"Paddle's Tensor.{fn.__name__}(y): as crew.{fn.__name__}(self, y) (y may be a number)."
+    return method
+
+
+_generated_names = itertools.count()
+
+
+def _get_name(self):
+    """Paddle's Tensor.name: the name given (a parameter's), else generated_tensor_<n>, fixed
+    for this Python object once read."""
+    d = self.__dict__
+    if "_paddle_name" not in d:
+        d["_paddle_name"] = f"generated_tensor_{next(_generated_names)}"
+    return d["_paddle_name"]
+
+
+def _set_name(self, value):
+    self.__dict__["_paddle_name"] = str(value)
+
+
 def install():
-    """Tensor methods of the same names, `//` and `%`."""
+    """Tensor methods of the same names, `//` and `%`, tolist, add ... divide, name."""
     for name in METHODS:
         setattr(Tensor, name, globals()[name])
+    Tensor.tolist = lambda self: self.numpy().tolist()
+    Tensor.add = _binary_method(_C.add, operator.add)
+    Tensor.subtract = _binary_method(_C.subtract, operator.sub)
+    Tensor.multiply = _binary_method(_C.multiply, operator.mul)
+    Tensor.divide = _binary_method(_C.divide, operator.truediv)
+    Tensor.name = property(_get_name, _set_name)
     Tensor.__floordiv__ = lambda self, other: floor_divide(self, other)
     Tensor.__mod__ = lambda self, other: remainder(self, other)
 

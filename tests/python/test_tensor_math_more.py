@@ -146,3 +146,20 @@ def test_einsum_paddle_examples_and_errors():
         paddle.einsum("i,i", t(x))
     with pytest.raises(ValueError, match="extent"):
         paddle.einsum("i,i", t(x), t(y))
+
+
+def test_tensor_methods_tolist_arithmetic_and_name():
+    x = paddle.to_tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert x.tolist() == [[1.0, 2.0], [3.0, 4.0]] and paddle.to_tensor([3], dtype="int64").tolist() == [3]
+    y = paddle.to_tensor([2.0, 2.0])
+    assert x.add(y).tolist() == [[3, 4], [5, 6]] and x.subtract(y).tolist() == [[-1, 0], [1, 2]]
+    assert x.multiply(y).tolist() == [[2, 4], [6, 8]] and x.divide(y).tolist() == [[0.5, 1], [1.5, 2]]
+    assert x.add(1.0).tolist() == [[2, 3], [4, 5]]
+    w = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
+    w.multiply(y).sum().backward()
+    assert w.grad.tolist() == [2.0, 2.0]
+    a, b = paddle.to_tensor([1.0]), paddle.to_tensor([1.0])
+    assert a.name.startswith("generated_tensor_") and a.name == a.name and a.name != b.name
+    a.name = "my_tensor"
+    assert a.name == "my_tensor"
+    assert x.maximum(y).tolist() == [[2, 2], [3, 4]] and x.median().tolist() == [2.5]
