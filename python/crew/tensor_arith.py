@@ -173,6 +173,31 @@ def _set_name(self, value):
     self.__dict__["_paddle_name"] = str(value)
 
 
+class HookRemoveHelper:
+    """What Tensor.register_hook returns: remove() takes the hook off again."""
+
+    def __init__(self, tensor, hook_id):
+        self._tensor, self._id = tensor, hook_id
+
+    def remove(self):
+        if self._tensor is not None:
+            self._tensor._remove_grad_hook(self._id)
+            self._tensor = None
+            return True
+        return False
+
+
+def _register_hook(self, hook):
+    """Paddle's Tensor.register_hook(hook): hook(grad) runs when this tensor's gradient is
+    complete in backward; a Tensor it returns replaces the gradient (None keeps it). For a
+    tensor with stop_gradient=True: RuntimeError, as Paddle raises."""
+    if not callable(hook):
+        raise TypeError(f"register_hook(): argument 'hook' must be callable, got {type(hook).__name__}")
+    if self.stop_gradient:
+        raise RuntimeError("register_hook: cannot register a hook on a tensor whose stop_gradient is True")
+    return HookRemoveHelper(self, self._register_grad_hook(hook))
+
+
 def install():
     """Tensor methods of the same names, `//` and `%`, tolist, add ... divide, name."""
     for name in METHODS:
@@ -183,6 +208,7 @@ def install():
     Tensor.multiply = _binary_method(_C.multiply, operator.mul)
     Tensor.divide = _binary_method(_C.divide, operator.truediv)
     Tensor.name = property(_get_name, _set_name)
+    Tensor.register_hook = _register_hook
     Tensor.__floordiv__ = lambda self, other: floor_divide(self, other)
     Tensor.__mod__ = lambda self, other: remainder(self, other)
 

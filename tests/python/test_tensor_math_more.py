@@ -163,3 +163,37 @@ def test_tensor_methods_tolist_arithmetic_and_name():
     a.name = "my_tensor"
     assert a.name == "my_tensor"
     assert x.maximum(y).tolist() == [[2, 2], [3, 4]] and x.median().tolist() == [2.5]
+
+
+def test_register_hook_as_paddles_example():
+    # Paddle 2.4's example: a hook doubling z's gradient doubles x's and y's.
+    def double_hook(grad):
+        return grad * 2
+
+    x = paddle.to_tensor([0.0, 1.0, 2.0, 3.0], stop_gradient=False)
+    y = paddle.to_tensor([4.0, 5.0, 6.0, 7.0], stop_gradient=False)
+    z = paddle.to_tensor([1.0, 2.0, 3.0, 4.0])
+    w = x + y  # an op's output: the hook changes what flows on to x and y
+    h = w.register_hook(double_hook)
+    o = paddle.dot(w, z)
+    o.backward()
+    assert x.grad.tolist() == [2.0, 4.0, 6.0, 8.0] and y.grad.tolist() == [2.0, 4.0, 6.0, 8.0]
+    assert h.remove() and not h.remove()
+    x.clear_grad()
+    (x * 1.0 + y).sum().backward()
+    assert x.grad.tolist() == [1.0] * 4
+    seen = []
+    leaf = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
+    leaf.register_hook(lambda g: seen.append(g.tolist()))  # None: the gradient is kept
+    (leaf * 3).sum().backward()
+    assert seen == [[3.0, 3.0]] and leaf.grad.tolist() == [3.0, 3.0]
+    with pytest.raises(RuntimeError, match="stop_gradient"):
+        paddle.to_tensor([1.0]).register_hook(double_hook)
+
+    def broken(grad):
+        raise KeyError("from the hook")
+
+    bad = paddle.to_tensor([1.0], stop_gradient=False)
+    bad.register_hook(broken)
+    with pytest.raises(KeyError, match="from the hook"):
+        (bad * 2).sum().backward()
