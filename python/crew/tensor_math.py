@@ -240,21 +240,21 @@ def take_along_axis(arr, indices, axis):
     return _C.take_along_axis(arr, indices, int(axis))
 
 
-def cumsum(x, axis=None, dtype=None, name=None):
+def _scan(fn, x, axis, dtype):
     if dtype is not None:
         x = _C.cast(x, dtype)
     if axis is None:
-        return _C.cumsum(_C.reshape(x, [-1]), 0)
-    return _C.cumsum(x, int(axis))
+        return fn(_C.reshape(x, [-1]), 0)
+    return fn(x, int(axis))
+
+
+def cumsum(x, axis=None, dtype=None, name=None):
+    return _scan(_C.cumsum, x, axis, dtype)
 
 
 def cumprod(x, dim=None, dtype=None, name=None):
     """Paddle's cumprod: running product along dim (None: of the flattened tensor)."""
-    if dtype is not None:
-        x = _C.cast(x, dtype)
-    if dim is None:
-        return _C.cumprod(_C.reshape(x, [-1]), 0)
-    return _C.cumprod(x, int(dim))
+    return _scan(_C.cumprod, x, dim, dtype)
 
 
 def prod(x, axis=None, keepdim=False, dtype=None, name=None):

@@ -11,7 +11,6 @@ import queue
 import threading
 
 from .. import _C
-from .datasets import IterableDataset
 
 _worker = threading.local()
 
@@ -145,7 +144,3 @@ class IterableLoader:
 
     def __len__(self):
         raise TypeError("DataLoader over an IterableDataset has no len()")
-
-
-def is_iterable(dataset):
-    return isinstance(dataset, IterableDataset)

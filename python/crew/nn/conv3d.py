@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _C
 from .composed_functional import _pad_axis
-from .functional_conv import _format, _n, conv2d
+from .functional_conv import _format, _n, _same_pads, conv2d
 from .layers_extra import _ConvNd, _ints
 
 
@@ -23,12 +23,7 @@ def _padding3d(padding, kernel, dilation, stride, size):
             return [0] * 6
         if mode != "SAME":
             raise ValueError(f"conv3d: padding='{padding}': expected 'SAME', 'VALID' or numbers")
-        pads = []
-        for i in range(3):
-            out = -(-size[i] // stride[i])
-            total = max(0, (out - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 - size[i])
-            pads += [total // 2, total - total // 2]
-        return pads
+        return _same_pads(kernel, dilation, stride, size)
     if isinstance(padding, (int, np.integer)):
         return [int(padding)] * 6
     padding = list(padding)
