@@ -42,6 +42,14 @@ using HookId = uint64_t;
 HookId register_grad_ready_hook(const Tensor& leaf, std::function<void(const Tensor& leaf)> fn);
 void remove_grad_ready_hook(const Tensor& leaf, HookId id);
 
+// Gradient hooks (Paddle's Tensor.register_hook): fn(grad) runs when the gradient of t (a
+// leaf, or an op's output, with stop_gradient = false) is complete in a backward pass, before
+// it flows on to t's inputs or into t's grad(); a defined result of grad's shape and dtype
+// replaces it, an undefined one keeps it.
+using GradHook = std::function<Tensor(const Tensor& grad)>;
+HookId register_grad_hook(const Tensor& t, GradHook fn);
+void remove_grad_hook(const Tensor& t, HookId id);
+
 // Every leaf (stop_gradient = false, no grad_fn) reachable from `roots` through the graph.
 std::vector<Tensor> reachable_leaves(const std::vector<Tensor>& roots);
 

@@ -27,6 +27,11 @@ struct Edge {
 // whether input i wants one; entries for other inputs may be left undefined.
 using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad_output, const std::vector<bool>& needs)>;
 
+struct GradHookEntry {
+  HookId id;
+  GradHook fn;
+};
+
 // One recorded operation with a single output.
 struct Node {
   const char* name = "";
@@ -37,6 +42,7 @@ struct Node {
   BackwardFn backward;               // null once released (retain_graph = false)
   std::vector<SavedVersion> saved;   // what backward reads, checked before it runs
   bool released = false;
+  std::vector<GradHookEntry> grad_hooks;  // register_grad_hook on the output
 };
 
 struct GradReadyHook {
@@ -49,6 +55,7 @@ struct AutogradMeta {
   Tensor grad;
   std::shared_ptr<Node> grad_fn;  // null for leaves
   std::vector<GradReadyHook> hooks;
+  std::vector<GradHookEntry> grad_hooks;  // register_grad_hook on a leaf (a non-leaf's: its node's)
 };
 
 // The tensor's meta, created on first use.

@@ -34,8 +34,24 @@ void accumulate(Tensor& buffer, Tensor contribution) {
   }
 }
 
+// grad passed through each hook in turn (a defined result replaces it).
+Tensor apply_grad_hooks(const std::vector<GradHookEntry>& hooks, Tensor grad, const char* what) {
+  if (hooks.empty() || !grad.defined()) return grad;
+  const std::vector<GradHookEntry> copy = hooks;  // a hook may remove itself
+  for (const GradHookEntry& h : copy) {
+    Tensor out = h.fn(grad);
+    if (!out.defined()) continue;
+    CREW_CHECK(out.shape() == grad.shape() && out.dtype() == grad.dtype(), "register_hook: the hook on the ",
+               what, " gradient returned ", shape_str(out.shape()), " ", dtype_name(out.dtype()), " for a gradient of ",
+               shape_str(grad.shape()), " ", dtype_name(grad.dtype()));
+    grad = std::move(out);
+  }
+  return grad;
+}
+
 void complete_leaf(const std::shared_ptr<TensorImpl>& leaf, Tensor buffer) {
   AutogradMeta& meta = *leaf->autograd;
+  buffer = apply_grad_hooks(meta.grad_hooks, std::move(buffer), "leaf");
   if (buffer.defined()) {
     if (meta.grad.defined()) {
       kernels::add_inplace(meta.grad, buffer);
@@ -109,7 +125,7 @@ void run_backward(const Tensor& root, const Tensor& grad_root, bool retain_graph
   while (!ready.empty()) {
     Node* n = ready.top();
     ready.pop();
-    Tensor grad = std::move(node_buf[n]);
+    Tensor grad = apply_grad_hooks(n->grad_hooks, std::move(node_buf[n]), n->name);
     node_buf.erase(n);
     std::vector<Tensor> outs;
     for (const SavedVersion& s : n->saved) s.check(n->name);

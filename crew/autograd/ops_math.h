@@ -26,6 +26,12 @@ Tensor sigmoid(const Tensor& x);
 Tensor erf(const Tensor& x);
 Tensor sign(const Tensor& x);   // gradient 0
 Tensor floor(const Tensor& x);  // gradient 0
+Tensor ceil(const Tensor& x);   // gradient 0
+Tensor round(const Tensor& x);  // half away from zero; gradient 0
+Tensor tan(const Tensor& x);
+Tensor log2(const Tensor& x);
+Tensor log10(const Tensor& x);
+Tensor log1p(const Tensor& x);
 Tensor clip(const Tensor& x, double min, double max);
 
 // ---- broadcasting and selection ----
@@ -57,6 +63,7 @@ ValuesIndices sort(const Tensor& x, int64_t axis = -1, bool descending = false);
 
 // ---- scans and reductions (axes empty: every axis) ----
 Tensor cumsum(const Tensor& x, int64_t axis);
+Tensor cumprod(const Tensor& x, int64_t axis);
 Tensor prod(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim = false);
 Tensor amax(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim = false);
 Tensor amin(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim = false);

@@ -56,6 +56,12 @@ Tensor sigmoid(const Tensor& x) { return math(MathOp::SIGMOID, x, "sigmoid"); }
 Tensor erf(const Tensor& x) { return math(MathOp::ERF, x, "erf"); }
 Tensor sign(const Tensor& x) { return math(MathOp::SIGN, x, "sign"); }
 Tensor floor(const Tensor& x) { return math(MathOp::FLOOR, x, "floor"); }
+Tensor ceil(const Tensor& x) { return math(MathOp::CEIL, x, "ceil"); }
+Tensor round(const Tensor& x) { return math(MathOp::ROUND, x, "round"); }
+Tensor tan(const Tensor& x) { return math(MathOp::TAN, x, "tan"); }
+Tensor log2(const Tensor& x) { return math(MathOp::LOG2, x, "log2"); }
+Tensor log10(const Tensor& x) { return math(MathOp::LOG10, x, "log10"); }
+Tensor log1p(const Tensor& x) { return math(MathOp::LOG1P, x, "log1p"); }
 Tensor clip(const Tensor& x, double min, double max) {
   CREW_CHECK(min <= max, "clip: min ", min, " is greater than max ", max);
   return math(MathOp::CLIP, x, "clip", min, max);

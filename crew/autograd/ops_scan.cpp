@@ -1,4 +1,4 @@
-// Scans and reductions over lists of axes: cumsum, prod, amax/amin, var/stddev, norm.
+// Scans and reductions over lists of axes: cumsum, cumprod, prod, amax/amin, var/stddev, norm.
 // Several axes are moved last and merged into one (permute + reshape), reduced there.
 #include <algorithm>
 #include <cmath>
@@ -96,6 +96,19 @@ Tensor cumsum(const Tensor& x, int64_t axis) {
     autograd::record(y, "cumsum", {x}, [a](const Tensor& g, const std::vector<bool>&) {
       return std::vector<Tensor>{kernels::cumsum(g, a, true)};
     });
+  }
+  return y;
+}
+
+Tensor cumprod(const Tensor& x, int64_t axis) {
+  const int64_t a = normalize_axis(axis, x.dim());
+  Tensor y = kernels::cumprod(x, a);
+  if (is_floating(x.dtype()) && autograd::should_record({&x})) {
+    autograd::record(y, "cumprod", {x},
+                     [x, a](const Tensor& g, const std::vector<bool>&) {
+                       return std::vector<Tensor>{kernels::cumprod_backward(x, g, a)};
+                     },
+                     {x});
   }
   return y;
 }

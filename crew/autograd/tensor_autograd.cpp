@@ -90,5 +90,23 @@ void remove_grad_ready_hook(const Tensor& leaf, HookId id) {
   std::erase_if(m->hooks, [id](const GradReadyHook& h) { return h.id == id; });
 }
 
+HookId register_grad_hook(const Tensor& t, GradHook fn) {
+  CREW_CHECK(t.defined(), "register_hook: tensor is undefined");
+  CREW_CHECK(t.requires_grad(), "register_hook: tensor of shape ", shape_str(t.shape()),
+             " has stop_gradient=true, so no gradient reaches a hook");
+  CREW_CHECK(fn != nullptr, "register_hook: empty hook function");
+  const HookId id = g_next_hook_id.fetch_add(1);
+  AutogradMeta& m = meta_of(t);
+  (m.grad_fn ? m.grad_fn->grad_hooks : m.grad_hooks).push_back({id, std::move(fn)});
+  return id;
+}
+
+void remove_grad_hook(const Tensor& t, HookId id) {
+  AutogradMeta* m = meta_if(t);
+  if (m == nullptr) return;
+  std::erase_if(m->grad_fn ? m->grad_fn->grad_hooks : m->grad_hooks,
+                [id](const GradHookEntry& h) { return h.id == id; });
+}
+
 }  // namespace autograd
 }  // namespace crew

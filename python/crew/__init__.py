@@ -19,6 +19,8 @@ from ._C import (add, subtract, multiply, divide, exp, log, pow, matmul, sum, me
 from .tensor_ops import no_grad  # noqa: E402
 from .tensor_math import *  # noqa: E402,F401,F403 (Paddle's creation, math and mask functions)
 from . import tensor_methods  # noqa: E402,F401 (installs Tensor's methods and printing)
+from .tensor_arith import *  # noqa: E402,F401,F403 (maximum, floor_divide, mm, median, ...)
+from .einsum import einsum  # noqa: E402,F401
 from .tensor_methods import set_printoptions  # noqa: E402,F401
 from .paddle_args import argmax, squeeze, reshape, flatten, to_tensor  # noqa: E402,F811
 

@@ -170,6 +170,12 @@ sigmoid = _unary(_C.sigmoid)
 erf = _unary(_C.erf)
 sign = _unary(_C.sign)
 floor = _unary(_C.floor)
+ceil = _unary(_C.ceil)
+round = _unary(_C.round)  # noqa: A001 (half away from zero, as Paddle)
+tan = _unary(_C.tan)
+log2 = _unary(_C.log2)
+log10 = _unary(_C.log10)
+log1p = _unary(_C.log1p)
 
 
 def clip(x, min=None, max=None, name=None):  # noqa: A002
@@ -234,12 +240,21 @@ def take_along_axis(arr, indices, axis):
     return _C.take_along_axis(arr, indices, int(axis))
 
 
-def cumsum(x, axis=None, dtype=None, name=None):
+def _scan(fn, x, axis, dtype):
     if dtype is not None:
         x = _C.cast(x, dtype)
     if axis is None:
-        return _C.cumsum(_C.reshape(x, [-1]), 0)
-    return _C.cumsum(x, int(axis))
+        return fn(_C.reshape(x, [-1]), 0)
+    return fn(x, int(axis))
+
+
+def cumsum(x, axis=None, dtype=None, name=None):
+    return _scan(_C.cumsum, x, axis, dtype)
+
+
+def cumprod(x, dim=None, dtype=None, name=None):
+    """Paddle's cumprod: running product along dim (None: of the flattened tensor)."""
+    return _scan(_C.cumprod, x, dim, dtype)
 
 
 def prod(x, axis=None, keepdim=False, dtype=None, name=None):
@@ -368,12 +383,13 @@ def unbind(input, axis=0):  # noqa: A002
 
 NAMES = ["zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "arange", "linspace", "eye", "rand",
          "uniform", "randn", "standard_normal", "normal", "randint", "randperm", "abs", "sqrt", "rsqrt", "square",
-         "sin", "cos", "tanh", "sigmoid", "erf", "sign", "floor", "clip", "scale", "cast", "where", "topk", "sort",
-         "argsort", "gather", "index_select", "gather_nd", "scatter", "masked_select", "take_along_axis", "cumsum",
-         "prod", "max", "min", "amax", "amin", "var", "std", "norm", "equal", "not_equal", "less_than", "less_equal",
-         "greater_than", "greater_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "isnan",
-         "isinf", "isfinite", "isclose", "allclose", "equal_all", "all", "any", "tile", "expand", "broadcast_to",
-         "expand_as", "flip", "roll", "chunk", "unbind"]
+         "sin", "cos", "tanh", "sigmoid", "erf", "sign", "floor", "ceil", "round", "tan", "log2", "log10", "log1p",
+         "clip", "scale", "cast", "where", "topk", "sort", "argsort", "gather", "index_select", "gather_nd",
+         "scatter", "masked_select", "take_along_axis", "cumsum", "cumprod", "prod", "max", "min", "amax", "amin",
+         "var", "std", "norm", "equal", "not_equal", "less_than", "less_equal", "greater_than", "greater_equal",
+         "logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf", "isfinite", "isclose",
+         "allclose", "equal_all", "all", "any", "tile", "expand", "broadcast_to", "expand_as", "flip", "roll",
+         "chunk", "unbind"]
 
 
 __all__ = list(NAMES)

@@ -128,13 +128,13 @@ def _operator(fn):
     return op
 
 
-_METHODS = ["abs", "sqrt", "rsqrt", "square", "sin", "cos", "tanh", "sigmoid", "erf", "sign", "floor", "clip",
-            "scale", "cast", "topk", "sort", "argsort", "gather", "index_select", "gather_nd", "scatter",
-            "masked_select", "take_along_axis", "cumsum", "prod", "max", "min", "amax", "amin", "var", "std", "norm",
-            "equal", "not_equal", "less_than", "less_equal", "greater_than", "greater_equal", "logical_and",
-            "logical_or", "logical_xor", "logical_not", "isnan", "isinf", "isfinite", "isclose", "allclose",
-            "equal_all", "all", "any", "tile", "expand", "broadcast_to", "expand_as", "flip", "roll", "chunk",
-            "unbind"]
+_METHODS = ["abs", "sqrt", "rsqrt", "square", "sin", "cos", "tanh", "sigmoid", "erf", "sign", "floor", "ceil",
+            "round", "tan", "log2", "log10", "log1p", "cumprod", "clip", "scale", "cast", "topk", "sort", "argsort",
+            "gather", "index_select", "gather_nd", "scatter", "masked_select", "take_along_axis", "cumsum", "prod",
+            "max", "min", "amax", "amin", "var", "std", "norm", "equal", "not_equal", "less_than", "less_equal",
+            "greater_than", "greater_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "isnan",
+            "isinf", "isfinite", "isclose", "allclose", "equal_all", "all", "any", "tile", "expand", "broadcast_to",
+            "expand_as", "flip", "roll", "chunk", "unbind"]
 
 
 def install():

@@ -11,6 +11,7 @@
 #include "crew/autograd/autograd.h"
 #include "crew/autograd/ops.h"
 #include "crew/core/error.h"
+#include "py_data.h"
 #include "tensor_numpy.h"
 
 namespace crew::python {
@@ -92,6 +93,17 @@ std::vector<Tensor> split_sections(const Tensor& x, py::handle num_or_sections, 
   return out;
 }
 
+// hook(grad) -> Tensor or None, called with the GIL from backward (Tensor.register_hook).
+autograd::HookId register_py_grad_hook(const Tensor& t, py::function hook) {
+  auto holder = std::shared_ptr<py::object>(new py::object(std::move(hook)), [](py::object* p) { release_py(p); });
+  return autograd::register_grad_hook(t, [holder](const Tensor& grad) -> Tensor {
+    py::gil_scoped_acquire gil;
+    py::object out = (*holder)(grad);
+    if (out.is_none()) return Tensor();
+    return cast_arg<Tensor>(out, "register_hook", "the hook's result", "a Tensor or None");
+  });
+}
+
 void bind_members(py::class_<Tensor>& cls) {
   cls.def_property("stop_gradient", &Tensor::stop_gradient,
                    [](Tensor& t, bool stop) { t.set_stop_gradient(stop); })
@@ -114,7 +126,10 @@ void bind_members(py::class_<Tensor>& cls) {
            py::arg("set_to_zero") = true)
       .def("clear_gradient", [](Tensor& t, bool set_to_zero) { t.clear_grad(set_to_zero); },
            py::arg("set_to_zero") = true)
-      .def("detach", &Tensor::detach);
+      .def("detach", &Tensor::detach)
+      .def("_register_grad_hook", &register_py_grad_hook, py::arg("hook"))
+      .def("_remove_grad_hook", [](const Tensor& t, autograd::HookId id) { autograd::remove_grad_hook(t, id); },
+           py::arg("id"));
 }
 
 void bind_operators(py::class_<Tensor>& cls) {

@@ -228,6 +228,22 @@ void bind_loader(py::module_& io) {
       .def_property_readonly("batch_sampler", [](const PyLoader& l) { return l.batch_sampler; });
 }
 
+// A list of Python samples as one batch by crew::io::default_collate (the iterable loader's).
+py::object collate_py(const py::list& samples) {
+  std::vector<io::Sample> in;
+  bool single = false;
+  for (py::handle s : samples) in.push_back(sample_from_py(s, "DataLoader collate", &single));
+  io::Batch b;
+  {
+    py::gil_scoped_release nogil;
+    b = io::default_collate(in);
+  }
+  if (single && b.size() == 1) return py::cast(std::move(b[0]));
+  py::list out;
+  for (auto& t : b) out.append(py::cast(std::move(t)));
+  return out;
+}
+
 }  // namespace
 
 void bind_io(py::module_& m) {
@@ -235,6 +251,7 @@ void bind_io(py::module_& m) {
   bind_datasets(io);
   bind_samplers(io);
   bind_loader(io);
+  io.def("_default_collate", &collate_py, py::arg("samples"));
 }
 
 }  // namespace crew::python

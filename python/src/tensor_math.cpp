@@ -164,6 +164,18 @@ void bind_pointwise(py::module_& m) {
   m.def(
       "floor", [](const Tensor& x) { return crew::floor(x); }, py::arg("x"), Release());
   m.def(
+      "ceil", [](const Tensor& x) { return crew::ceil(x); }, py::arg("x"), Release());
+  m.def(
+      "round", [](const Tensor& x) { return crew::round(x); }, py::arg("x"), Release());
+  m.def(
+      "tan", [](const Tensor& x) { return crew::tan(x); }, py::arg("x"), Release());
+  m.def(
+      "log2", [](const Tensor& x) { return crew::log2(x); }, py::arg("x"), Release());
+  m.def(
+      "log10", [](const Tensor& x) { return crew::log10(x); }, py::arg("x"), Release());
+  m.def(
+      "log1p", [](const Tensor& x) { return crew::log1p(x); }, py::arg("x"), Release());
+  m.def(
       "clip", [](const Tensor& x, double lo, double hi) { return crew::clip(x, lo, hi); }, py::arg("x"),
       py::arg("min"), py::arg("max"), Release());
 }
@@ -227,6 +239,9 @@ void bind_reductions(py::module_& m) {
   m.def(
       "cumsum", [](const Tensor& x, int64_t axis) { return crew::cumsum(x, axis); }, py::arg("x"),
       py::arg("axis"), Release());
+  m.def(
+      "cumprod", [](const Tensor& x, int64_t axis) { return crew::cumprod(x, axis); }, py::arg("x"),
+      py::arg("dim"), Release());
   m.def(
       "prod", [](const Tensor& x, const Axes& axes, bool keepdim) { return crew::prod(x, axes, keepdim); },
       py::arg("x"), py::arg("axis"), py::arg("keepdim") = false, Release());

@@ -61,6 +61,8 @@ void bind_transforms(py::module_& v) {
            }), py::arg("size"), py::arg("padding") = 0, py::arg("fill") = 0.0);
   py::class_<io::RandomHorizontalFlip, Transform, std::shared_ptr<io::RandomHorizontalFlip>>(v, "RandomHorizontalFlip")
       .def(py::init([](double prob) { return std::make_shared<io::RandomHorizontalFlip>(prob); }), py::arg("prob") = 0.5);
+  py::class_<io::RandomVerticalFlip, Transform, std::shared_ptr<io::RandomVerticalFlip>>(v, "RandomVerticalFlip")
+      .def(py::init([](double prob) { return std::make_shared<io::RandomVerticalFlip>(prob); }), py::arg("prob") = 0.5);
 }
 
 void bind_datasets(py::module_& v) {
@@ -81,14 +83,15 @@ void bind_datasets(py::module_& v) {
       // images uint8 [N, 3072] (R, G, B planes), labels [N].
       .def(py::init([](py::array_t<uint8_t, py::array::c_style | py::array::forcecast> images,
                                     const std::vector<int64_t>& labels, const std::string& what,
-                                    const std::string& mode, py::handle transform) {
+                                    const std::string& mode, py::handle transform, int64_t num_classes) {
              CREW_CHECK(images.ndim() == 2 && images.shape(1) == 3072, "Cifar10 ", what,
                         ": expected images of shape [N, 3072], got ndim ", images.ndim());
              std::vector<uint8_t> pixels(images.data(), images.data() + images.size());
              return std::make_shared<io::Cifar10>(io::Cifar10::from_arrays(
-                 std::move(pixels), labels, what, io::Cifar10Options{mode, "", transform_from_py(transform)}));
+                 std::move(pixels), labels, what,
+                 io::Cifar10Options{mode, "", transform_from_py(transform), num_classes}));
            }), py::arg("images"), py::arg("labels"), py::arg("what"), py::arg("mode") = "train",
-           py::arg("transform") = py::none())
+           py::arg("transform") = py::none(), py::arg("num_classes") = 10)
       .def_property_readonly("source", &io::Cifar10::source);
 }
 

@@ -103,6 +103,7 @@ TEST(FakeDeviceOps, TensorMath) {
     return where(greater_than(x[0], Tensor::zeros({}, DType::FLOAT64).to(x[0].place())), x[0], x[1]);
   });
   expect_fake_matches_cpu("topk cumsum", {a}, [](const auto& x) { return cumsum(topk(x[0], 2, 1).values, 0); });
+  expect_fake_matches_cpu("cumprod log1p", {a}, [](const auto& x) { return cumprod(log1p(abs(x[0])), 1); });
   expect_fake_matches_cpu("prod var", {a}, [](const auto& x) { return add(prod(x[0], {1}), var(x[0], {1})); });
   expect_fake_matches_cpu("flip tile", {b}, [](const auto& x) { return tile(flip(x[0], {0}), {2, 1}); });
   expect_fake_matches_cpu("gather_nd scatter", {a, b}, [](const auto& x) {

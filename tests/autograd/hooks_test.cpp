@@ -1,5 +1,5 @@
-// Grad-ready hooks (once per pass, after the gradient is complete, reverse use order) and
-// reachable_leaves.
+// Grad-ready hooks (once per pass, after the gradient is complete, reverse use order),
+// gradient hooks (Tensor.register_hook) and reachable_leaves.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -77,6 +77,46 @@ TEST(HooksTest, RegisteringOnANonLeafIsAnError) {
   Tensor w = param({1}, {1});
   EXPECT_THROW(autograd::register_grad_ready_hook(mul(w, 2.0), [](const Tensor&) {}), ValueError);
   EXPECT_THROW(autograd::register_grad_ready_hook(Tensor::ones({1}), [](const Tensor&) {}), ValueError);
+}
+
+TEST(GradHooksTest, ANonLeafHookSeesAndReplacesTheGradientFlowingOn) {
+  Tensor w = param({1, 2}, {2});
+  Tensor h = mul(w, 3.0);  // dh/dw = 3
+  std::vector<float> seen;
+  autograd::register_grad_hook(h, [&](const Tensor& g) {
+    seen = g.to_vector<float>();
+    return mul(g, 2.0);  // doubles what reaches w
+  });
+  sum(mul(h, h)).backward();  // d/dh = 2h = {6, 12}
+  EXPECT_EQ(seen, (std::vector<float>{6, 12}));
+  EXPECT_EQ(w.grad().to_vector<float>(), (std::vector<float>{36, 72}));  // 2 * {6, 12} * 3
+}
+
+TEST(GradHooksTest, ALeafHookChangesWhatIsAccumulatedAndCanBeRemoved) {
+  Tensor w = param({1, 2}, {2});
+  int calls = 0;
+  const autograd::HookId id = autograd::register_grad_hook(w, [&](const Tensor& g) {
+    ++calls;
+    return mul(g, 10.0);
+  });
+  const autograd::HookId keep = autograd::register_grad_hook(w, [&](const Tensor&) { return Tensor(); });
+  sum(add(w, w)).backward();  // both contributions summed first, then the hook once
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(w.grad().to_vector<float>(), (std::vector<float>{20, 20}));
+  autograd::remove_grad_hook(w, id);
+  autograd::remove_grad_hook(w, keep);
+  sum(w).backward();
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(w.grad().to_vector<float>(), (std::vector<float>{21, 21}));
+}
+
+TEST(GradHooksTest, AWrongShapeOrAStopGradientTensorIsAnError) {
+  Tensor w = param({1, 2}, {2});
+  Tensor h = mul(w, 2.0);
+  autograd::register_grad_hook(h, [](const Tensor&) { return Tensor::zeros({3}, DType::FLOAT32); });
+  EXPECT_THROW(sum(h).backward(), ValueError);
+  EXPECT_THROW(autograd::register_grad_hook(Tensor::zeros({2}, DType::FLOAT32), [](const Tensor& g) { return g; }),
+               ValueError);
 }
 
 TEST(ReachableLeavesTest, FindsExactlyTheLeavesInTheGraph) {

@@ -51,6 +51,47 @@ TEST(MathOpsTest, PointwiseGradients) {
                          {x}, testing::float32_options());
 }
 
+TEST(MathOpsTest, RoundingAndLogarithms) {
+  Tensor x = f64({-2.5, -0.4, 0.5, 1.5, 2.2}, {5});
+  expect_near(ceil(x), {-2, -0.0, 1, 2, 3});
+  expect_near(round(x), {-3, -0.0, 1, 2, 2});  // half away from zero, as Paddle
+  Tensor p = f64({0.5, 1, 8, 100}, {4});
+  expect_near(log2(p), {-1, 0, 3, std::log2(100.0)});
+  expect_near(log10(p), {std::log10(0.5), 0, std::log10(8.0), 2});
+  expect_near(log1p(f64({1e-10, 1}, {2})), {std::log1p(1e-10), std::log(2.0)});
+  expect_near(tan(f64({0, 0.5}, {2})), {0, std::tan(0.5)});
+  EXPECT_THROW(ceil(i64({1}, {1})), ValueError);
+}
+
+TEST(MathOpsTest, RoundingAndLogarithmGradients) {
+  Tensor x = random_input({2, 3});
+  expect_gradients_match([](const Inputs& in) { return tan(in[0]); }, {x});
+  Tensor p = positive({2, 3});
+  for (auto fn : {&log2, &log10, &log1p}) {
+    expect_gradients_match([fn](const Inputs& in) { return fn(in[0]); }, {p});
+  }
+  for (auto fn : {&ceil, &round}) {
+    Tensor v = x.detach().set_stop_gradient(false);
+    sum(fn(v)).backward();
+    expect_near(v.grad(), std::vector<double>(6, 0.0));
+  }
+}
+
+TEST(MathOpsTest, CumprodValuesAndGradients) {
+  expect_near(cumprod(f64({1, 2, 3, 4, 5, 6}, {2, 3}), 1), {1, 2, 6, 4, 20, 120});
+  expect_near(cumprod(f64({1, 2, 3, 4}, {2, 2}), -2), {1, 2, 3, 8});
+  expect_near(cumprod(i64({2, 3, 4}, {3}), 0), {2, 6, 24});
+  Tensor x = random_input({3, 4});
+  expect_gradients_match([](const Inputs& in) { return cumprod(in[0], 1); }, {x});
+  expect_gradients_match([](const Inputs& in) { return cumprod(in[0], 0); }, {x});
+  // Zeros in the line (one and two): the exact gradient, checked against finite differences.
+  Tensor z = f64({2, 0, 3, -1, 0.5, 0, 4, 2}, {2, 4}).set_stop_gradient(false);
+  expect_gradients_match([](const Inputs& in) { return cumprod(in[0], 1); }, {z});
+  Tensor y = f64({2, 0, 3}, {3}).set_stop_gradient(false);
+  sum(cumprod(y, 0)).backward();
+  expect_near(y.grad(), {1, 2 + 6, 0});
+}
+
 TEST(MathOpsTest, MasksAreBoolAndBroadcast) {
   Tensor a = f64({1, 2, 3, 4}, {2, 2});
   Tensor b = f64({2, 2}, {2});

@@ -93,6 +93,20 @@ TEST(Transforms, RandomHorizontalFlip) {
   EXPECT_LT(flipped, 150);
 }
 
+TEST(Transforms, RandomVerticalFlip) {
+  Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {1, 2, 3});
+  EXPECT_EQ(RandomVerticalFlip(1.0)(x).to_vector<float>(), (std::vector<float>{4, 5, 6, 1, 2, 3}));
+  EXPECT_EQ(RandomVerticalFlip(0.0)(x).to_vector<float>(), x.to_vector<float>());
+  Tensor hwc = Tensor::from_vector<uint8_t>({1, 2, 3, 4, 5, 6}, {3, 1, 2});  // [H, W, C] bytes
+  EXPECT_EQ(RandomVerticalFlip(1.0)(hwc).to_vector<uint8_t>(), (std::vector<uint8_t>{5, 6, 3, 4, 1, 2}));
+  EXPECT_THROW(RandomVerticalFlip(1.5), ValueError);
+  RandomVerticalFlip half(0.5, 11);
+  int flipped = 0;
+  for (int k = 0; k < 200; ++k) flipped += half(x).to_vector<float>()[0] == 4 ? 1 : 0;
+  EXPECT_GT(flipped, 50);
+  EXPECT_LT(flipped, 150);
+}
+
 TEST(Transforms, SampleSeedScopeMakesRandomTransformsReproducible) {
   Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 3, 3});
   auto tf = compose({std::make_shared<RandomCrop>(3, 3, 1), std::make_shared<RandomHorizontalFlip>(0.5)});

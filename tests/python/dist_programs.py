@@ -164,3 +164,20 @@ def amp_data_parallel(out_dir):
     with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:
         json.dump({"params": [p.numpy().tolist() for p in net.parameters()], "dtypes": dtypes,
                    "scale": scaler.get_loss_scaling()}, f)
+
+
+def wait_for_async(out_dir):
+    """all_reduce and isend/irecv with sync_op=False, then dist.wait on their tensors."""
+    dist.init_parallel_env()
+    rank = dist.get_rank()
+    t = crew.to_tensor(np.full([4], float(rank + 1), dtype=np.float32))
+    dist.all_reduce(t, sync_op=False)
+    dist.wait(t)
+    msg = crew.to_tensor(np.full([2], 7.0 if rank == 0 else 0.0, dtype=np.float32))
+    if rank == 0:
+        dist.isend(msg, dst=1)
+    else:
+        dist.irecv(msg, src=0)
+    dist.wait(msg)
+    with open(os.path.join(out_dir, f"rank{rank}"), "w") as f:
+        f.write(f"{t.numpy().tolist()} {msg.numpy().tolist()}\n")

@@ -372,3 +372,9 @@ def test_without_a_launcher_the_survivor_exits_soon_after_its_peer_dies(tmp_path
     assert procs[0].returncode == 3, err
     assert "error:" in out
     assert took < 10, f"the surviving rank took {took:.1f} s to exit after its peer died\n{err}"
+
+
+def test_wait_returns_once_asynchronous_collectives_are_done(tmp_path):
+    dist.spawn(dist_programs.wait_for_async, args=(str(tmp_path),), nprocs=2)
+    for rank in range(2):
+        assert (tmp_path / f"rank{rank}").read_text().strip() == "[3.0, 3.0, 3.0, 3.0] [7.0, 7.0]"

@@ -144,3 +144,44 @@ def test_models():
     assert models.LeNet()(x).shape == [2, 10]
     assert models.MyNet()(x).shape == [2, 10]
     assert len(models.LeNet().parameters()) == 10
+
+
+def make_cifar100_archive(dirpath, n_train=4, n_test=3):
+    """cifar-100-python.tar.gz as the real one: pickled dicts 'train', 'test', 'meta' with
+    fine and coarse labels."""
+    path = dirpath / "cifar-100-python.tar.gz"
+    rng = np.random.RandomState(1)
+    split = {}
+    with tarfile.open(path, "w:gz") as tar:
+        for name, n in (("train", n_train), ("test", n_test)):
+            data = rng.randint(0, 256, size=(n, 3072)).astype(np.uint8)
+            fine = [int(v) for v in rng.randint(0, 100, size=n)]
+            d = {b"filenames": [b"x.png"] * n, b"batch_label": name.encode(), b"fine_labels": fine,
+                 b"coarse_labels": [v // 5 for v in fine], b"data": data}
+            add_member(tar, "cifar-100-python/" + name, pickle.dumps(d, protocol=2))
+            split[name] = (data, fine)
+        add_member(tar, "cifar-100-python/meta", pickle.dumps({b"fine_label_names": []}, protocol=2))
+    return path, split
+
+
+def test_cifar100_reads_the_python_archive_with_fine_labels(tmp_path):
+    path, split = make_cifar100_archive(tmp_path)
+    for mode in ("train", "test"):
+        ds = datasets.Cifar100(data_file=str(path), mode=mode)
+        data, fine = split[mode]
+        assert len(ds) == len(fine)
+        for i in range(len(ds)):
+            img, label = ds[i]
+            np.testing.assert_array_equal(img.numpy(), data[i].reshape(3, 32, 32).transpose(1, 2, 0))
+            assert int(label.numpy()) == fine[i]
+    t = datasets.Cifar100(data_file=str(path), mode="test", transform=transforms.ToTensor())
+    assert t[0][0].shape == [3, 32, 32]
+    loader = crew.io.DataLoader(t, batch_size=2)
+    assert [b[1].shape[0] for b in loader] == [2, 1]
+    with pytest.raises(ValueError, match="mode"):
+        datasets.Cifar100(data_file=str(path), mode="valid")
+    with pytest.raises(OSError, match="does not exist"):
+        datasets.Cifar100(data_file=str(tmp_path / "missing.tar.gz"))
+    cifar10_py, _ = make_archives(tmp_path)
+    with pytest.raises(OSError, match="not the Python version of CIFAR-100"):
+        datasets.Cifar100(data_file=str(cifar10_py))

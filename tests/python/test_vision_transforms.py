@@ -236,3 +236,18 @@ def test_importing_crew_does_not_import_pillow():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "False"
+
+
+def test_random_vertical_flip_on_arrays_tensors_and_pil():
+    img = rgb(5, 4)
+    np.testing.assert_array_equal(np.asarray(T.RandomVerticalFlip(1.0)(img).numpy()), img[::-1])
+    np.testing.assert_array_equal(T.RandomVerticalFlip(0.0)(img).numpy(), img)
+    chw = T.ToTensor()(img)
+    np.testing.assert_array_equal(T.RandomVerticalFlip(prob=1.0)(chw).numpy(), chw.numpy()[:, ::-1])
+    flipped = T.RandomVerticalFlip(1.0)(Image.fromarray(img))
+    assert flipped.mode == "RGB"
+    np.testing.assert_array_equal(np.asarray(flipped), img[::-1])
+    out = T.Compose([T.RandomVerticalFlip(1.0), T.ToTensor()])(img)
+    np.testing.assert_allclose(out.numpy(), img[::-1].transpose(2, 0, 1) / 255.0, rtol=1e-6)
+    with pytest.raises(ValueError, match="RandomVerticalFlip"):
+        T.RandomVerticalFlip(2.0)

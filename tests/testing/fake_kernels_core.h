@@ -59,6 +59,8 @@ inline void set_fake_core_kernels(bool on) {
   set_fake_entry<&kernels::put_kernel>(on);
   set_fake_entry<&kernels::sort_indices_kernel>(on);
   set_fake_entry<&kernels::cumsum_kernel>(on);
+  set_fake_entry<&kernels::cumprod_kernel>(on);
+  set_fake_entry<&kernels::cumprod_backward_kernel>(on);
   set_fake_entry<&kernels::prod_axis_kernel>(on);
   set_fake_entry<&kernels::prod_backward_kernel>(on);
 }

@@ -11,6 +11,7 @@ inline void set_fake_io_kernels(bool on) {
   set_fake_entry<&kernels::normalize_channels_kernel>(on);
   set_fake_entry<&kernels::crop_kernel>(on);
   set_fake_entry<&kernels::flip_width_kernel>(on);
+  set_fake_entry<&kernels::flip_height_kernel>(on);
 }
 
 }  // namespace crew::testing

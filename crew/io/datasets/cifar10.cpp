@@ -95,8 +95,8 @@ Cifar10 Cifar10::from_arrays(std::vector<uint8_t> images, const std::vector<int6
   out.source_ = what;
   out.labels_.reserve(labels.size());
   for (size_t i = 0; i < labels.size(); ++i) {
-    CREW_CHECK(labels[i] >= 0 && labels[i] < 10, "Cifar10: ", what, ": label ", labels[i], " of image ", i,
-               " is not a class in 0..9");
+    CREW_CHECK(labels[i] >= 0 && labels[i] < out.options_.num_classes, "Cifar: ", what, ": label ", labels[i],
+               " of image ", i, " is not a class in 0..", out.options_.num_classes - 1);
     out.labels_.push_back(static_cast<uint8_t>(labels[i]));
   }
   out.images_.reserve(images.size());

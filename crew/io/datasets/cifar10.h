@@ -20,6 +20,7 @@ struct Cifar10Options {
   std::string mode = "train";  // "train" or "test"
   std::string data_dir;        // "" = $CREW_DATA_DIR/cifar10, $CREW_DATA_DIR, else kDefaultDir
   TransformPtr transform;
+  int64_t num_classes = 10;    // labels in [0, num_classes): 100 for CIFAR-100 (from_arrays)
 };
 
 class Cifar10 : public Dataset {
@@ -32,8 +33,8 @@ class Cifar10 : public Dataset {
   static Cifar10 from_archive_bytes(std::vector<uint8_t> archive, const std::string& what,
                                     Cifar10Options options = {});
   // Decoded records: images size() * 3072 bytes (R, G, B planes of 32x32 per image, as in
-  // both archives) and labels in 0..9, e.g. from the Python-version archive
-  // (cifar-10-python.tar.gz), which python/crew unpickles. ValueError on a size mismatch or
+  // both archives) and labels in [0, options.num_classes), e.g. from the Python-version
+  // archives (cifar-10-python.tar.gz, cifar-100-python.tar.gz), which python/crew unpickles. ValueError on a size mismatch or
   // a label out of range; `what` names the source in errors and source().
   static Cifar10 from_arrays(std::vector<uint8_t> images, const std::vector<int64_t>& labels,
                              const std::string& what, Cifar10Options options = {});

@@ -26,16 +26,38 @@ Tensor RandomCrop::operator()(const Tensor& image) const {
   return out;
 }
 
+namespace {
+
+void check_probability(double p, const char* op) {
+  CREW_CHECK(p >= 0.0 && p <= 1.0, op, ": p must be in [0, 1], got ", p);
+}
+
+// image mirrored by `flip` with probability p (drawn from gen), else image itself.
+template <typename Flip>
+Tensor flip_sometimes(const Tensor& image, double p, Generator& gen, const char* op, Flip flip) {
+  const detail::ImageLayout l = detail::image_layout(image, op);
+  if (!(gen.uniform() < p)) return image;
+  Tensor out = Tensor::empty(image.shape(), image.dtype(), image.place());
+  flip(image, out, l);
+  return out;
+}
+
+}  // namespace
+
 RandomHorizontalFlip::RandomHorizontalFlip(double p, std::optional<uint64_t> seed) : RandomTransform(seed), p_(p) {
-  CREW_CHECK(p >= 0.0 && p <= 1.0, "RandomHorizontalFlip: p must be in [0, 1], got ", p);
+  check_probability(p, "RandomHorizontalFlip");
 }
 
 Tensor RandomHorizontalFlip::operator()(const Tensor& image) const {
-  const detail::ImageLayout l = detail::image_layout(image, "RandomHorizontalFlip");
-  if (!(generator().uniform() < p_)) return image;
-  Tensor out = Tensor::empty(image.shape(), image.dtype(), image.place());
-  kernels::flip_width(image, out, l);
-  return out;
+  return flip_sometimes(image, p_, generator(), "RandomHorizontalFlip", &kernels::flip_width);
+}
+
+RandomVerticalFlip::RandomVerticalFlip(double p, std::optional<uint64_t> seed) : RandomTransform(seed), p_(p) {
+  check_probability(p, "RandomVerticalFlip");
+}
+
+Tensor RandomVerticalFlip::operator()(const Tensor& image) const {
+  return flip_sometimes(image, p_, generator(), "RandomVerticalFlip", &kernels::flip_height);
 }
 
 }  // namespace crew::io

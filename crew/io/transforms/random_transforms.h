@@ -1,5 +1,6 @@
 #pragma once
-// Seeded random augmentations: RandomCrop and RandomHorizontalFlip (paddle.vision.transforms).
+// Seeded random augmentations: RandomCrop, RandomHorizontalFlip and RandomVerticalFlip
+// (paddle.vision.transforms).
 // They accept uint8 [H, W] / [H, W, C] and floating [C, H, W] images and keep the layout.
 #include <cstdint>
 #include <optional>
@@ -24,6 +25,16 @@ class RandomCrop : public RandomTransform {
 class RandomHorizontalFlip : public RandomTransform {
  public:
   explicit RandomHorizontalFlip(double p = 0.5, std::optional<uint64_t> seed = std::nullopt);
+  Tensor operator()(const Tensor& image) const override;
+
+ private:
+  double p_;
+};
+
+// Mirrors the image top-bottom with probability p.
+class RandomVerticalFlip : public RandomTransform {
+ public:
+  explicit RandomVerticalFlip(double p = 0.5, std::optional<uint64_t> seed = std::nullopt);
   Tensor operator()(const Tensor& image) const override;
 
  private:

@@ -68,16 +68,19 @@ void crop_cpu(const Tensor& image, const ImageAxes& in, const Tensor& out, const
   });
 }
 
-void flip_width_cpu(const Tensor& image, const Tensor& out, const ImageAxes& l) {
+template <bool kHeight>
+void flip_cpu(const Tensor& image, const Tensor& out, const ImageAxes& l) {
   dispatch_dtype(image.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* src = image.data<T>();
     T* dst = out.data<T>();
     for (int64_t c = 0; c < l.channels; ++c)
       for (int64_t y = 0; y < l.height; ++y)
-        for (int64_t x = 0; x < l.width; ++x)
+        for (int64_t x = 0; x < l.width; ++x) {
+          const int64_t sy = kHeight ? l.height - 1 - y : y, sx = kHeight ? x : l.width - 1 - x;
           dst[c * l.c_stride + y * l.y_stride + x * l.x_stride] =
-              src[c * l.c_stride + y * l.y_stride + (l.width - 1 - x) * l.x_stride];
+              src[c * l.c_stride + sy * l.y_stride + sx * l.x_stride];
+        }
   });
 }
 
@@ -86,7 +89,8 @@ void flip_width_cpu(const Tensor& image, const Tensor& out, const ImageAxes& l) 
 constinit KernelSlot<HwcToChwFn> hwc_to_chw_kernel("hwc_to_chw", &hwc_to_chw_cpu);
 constinit KernelSlot<NormalizeChannelsFn> normalize_channels_kernel("normalize_channels", &normalize_channels_cpu);
 constinit KernelSlot<CropFn> crop_kernel("crop", &crop_cpu);
-constinit KernelSlot<FlipWidthFn> flip_width_kernel("flip_width", &flip_width_cpu);
+constinit KernelSlot<FlipWidthFn> flip_width_kernel("flip_width", &flip_cpu<false>);
+constinit KernelSlot<FlipWidthFn> flip_height_kernel("flip_height", &flip_cpu<true>);
 
 void hwc_to_chw(const Tensor& image, const Tensor& out, bool bytes_to_unit) {
   check_same_place("hwc_to_chw", {{"image", &image}, {"out", &out}});
@@ -108,6 +112,11 @@ void crop(const Tensor& image, const ImageAxes& in, const Tensor& out, const Ima
 void flip_width(const Tensor& image, const Tensor& out, const ImageAxes& axes) {
   check_same_place("flip_width", {{"image", &image}, {"out", &out}});
   flip_width_kernel.get(image.place().type)(image, out, axes);
+}
+
+void flip_height(const Tensor& image, const Tensor& out, const ImageAxes& axes) {
+  check_same_place("flip_height", {{"image", &image}, {"out", &out}});
+  flip_height_kernel.get(image.place().type)(image, out, axes);
 }
 
 }  // namespace crew::kernels

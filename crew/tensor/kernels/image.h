@@ -1,6 +1,6 @@
 #pragma once
 // The kernels of io's image transforms: HWC bytes to CHW floats, per-channel normalisation,
-// crop with padding, horizontal flip. Images are described by their three axes' strides, so
+// crop with padding, horizontal and vertical flip. Images are described by their three axes' strides, so
 // one kernel serves HW, HWC and CHW images. A device backend sets its entries
 // (crew/tensor/kernels/dispatch.h).
 #include <cstdint>
@@ -27,7 +27,7 @@ using NormalizeChannelsFn = void(const Tensor& image, const Tensor& out, const s
 // out(c, y, x) = image(c, y + top, x + left) where that is inside the image, else `fill`.
 using CropFn = void(const Tensor& image, const ImageAxes& in, const Tensor& out, const ImageAxes& out_axes,
                     int64_t top, int64_t left, double fill);
-// out(c, y, x) = image(c, y, width - 1 - x).
+// out(c, y, x) = image(c, y, width - 1 - x); flip_height: image(c, height - 1 - y, x).
 using FlipWidthFn = void(const Tensor& image, const Tensor& out, const ImageAxes& axes);
 
 // Each checks that the tensors share one place and runs that place's entry.
@@ -37,10 +37,12 @@ void normalize_channels(const Tensor& image, const Tensor& out, const std::vecto
 void crop(const Tensor& image, const ImageAxes& in, const Tensor& out, const ImageAxes& out_axes, int64_t top,
           int64_t left, double fill);
 void flip_width(const Tensor& image, const Tensor& out, const ImageAxes& axes);
+void flip_height(const Tensor& image, const Tensor& out, const ImageAxes& axes);
 
 extern KernelSlot<HwcToChwFn> hwc_to_chw_kernel;
 extern KernelSlot<NormalizeChannelsFn> normalize_channels_kernel;
 extern KernelSlot<CropFn> crop_kernel;
 extern KernelSlot<FlipWidthFn> flip_width_kernel;
+extern KernelSlot<FlipWidthFn> flip_height_kernel;
 
 }  // namespace crew::kernels

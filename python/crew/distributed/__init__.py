@@ -11,6 +11,7 @@ them and nothing runs on the receiver. Other objects need pickle, which is off b
 set_object_pickle(True) (or CREW_OBJECT_PICKLE=1) on every rank pickles them as Paddle does;
 unpickling runs code the sender chose, so enable it only when every process is trusted.
 """
+import functools as _functools
 import warnings as _warnings
 
 from .. import _C
@@ -66,6 +67,34 @@ def new_group(ranks=None, backend=None, timeout=None):
     return _d.new_group(list(ranks or []), backend or "")
 
 
+# Tasks of collectives started with sync_op=False that wait() has not waited for yet.
+_pending = []
+
+
+def _tracked(fn):
+    """fn, remembering the Task it returns for an asynchronous call (sync_op=False)."""
+    @_functools.wraps(fn)
+    def call(*args, **kwargs):
+        task = fn(*args, **kwargs)
+        if isinstance(task, Task):
+            _pending[:] = [t for t in _pending if not t.is_completed()]
+            _pending.append(task)
+        return task
+    return call
+
+
+all_reduce, reduce, broadcast, all_gather, scatter, alltoall, send, recv = (  # noqa: A001 (Paddle's names)
+    _tracked(f) for f in (all_reduce, reduce, broadcast, all_gather, scatter, alltoall, send, recv))
+
+
+def wait(tensor, group=None, use_calc_stream=True):
+    """Paddle's wait: returns once the communication on `tensor` is done. crew's synchronous
+    collectives are done when they return, so this waits for every collective started with
+    sync_op=False (isend, irecv, ...) that is still running: those on `tensor` among them."""
+    while _pending:
+        _pending.pop(0).wait()
+
+
 def isend(tensor, dst, group=None):
     return send(tensor, dst, group, sync_op=False)
 
@@ -87,5 +116,5 @@ __all__ = [
     "is_initialized", "get_rank", "get_world_size", "new_group", "get_group", "destroy_process_group",
     "barrier", "all_reduce", "reduce", "broadcast", "all_gather", "scatter", "alltoall", "send", "recv",
     "isend", "irecv", "all_gather_object", "broadcast_object_list", "scatter_object_list", "get_backend",
-    "set_object_pickle", "object_pickle_enabled",
+    "set_object_pickle", "object_pickle_enabled", "wait",
 ]

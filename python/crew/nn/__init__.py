@@ -26,13 +26,14 @@ __all__ = ["Layer", "functional", "Conv2D", "Linear", "MaxPool2D", "AvgPool2D", 
            "LayerList", "LayerDict", "ParameterList", "Identity", "ReLU6", "Silu", "Hardswish",
            "LeakyReLU", "Softplus", "PReLU", "Dropout2D", "GroupNorm", "InstanceNorm2D", "Pad2D",
            "Upsample", "UpsamplingNearest2D", "UpsamplingBilinear2D", "AdaptiveMaxPool2D",
-           "MaxPool1D", "AvgPool1D", "Conv1D", "Conv2DTranspose"]
+           "MaxPool1D", "AvgPool1D", "Conv1D", "Conv2DTranspose", "Conv3D"]
 from .layers_extra import (AdaptiveAvgPool1D, AlphaDropout, AvgPool1D, BatchNorm, BatchNorm1D,  # noqa: E402
                            BatchNorm3D, Conv1D, Conv1DTranspose, Conv2DTranspose, CosineSimilarity, ELU,
                            Hardsigmoid, Hardtanh, LocalResponseNorm, LogSoftmax, MarginRankingLoss, MaxPool1D,
                            Mish, PairwiseDistance, PixelShuffle, SELU, Softsign, Swish, Tanhshrink)
 from .layers_extra import GroupNorm, InstanceNorm2D  # noqa: E402,F811
 from . import layers_extra as _layers_extra  # noqa: E402
+from .conv3d import Conv3D  # noqa: E402
 __all__ += [n for n in _layers_extra.__all__ if n not in __all__]
 __all__ += ["MultiHeadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
             "TransformerDecoder", "Transformer"]

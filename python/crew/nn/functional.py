@@ -30,3 +30,4 @@ from .functional_extra import (adaptive_avg_pool1d, alpha_dropout, avg_pool1d, a
                                swish, tanhshrink, unfold)
 from .functional_extra import group_norm, instance_norm  # noqa: F401,E402,F811
 from .functional_extra import interpolate, upsample  # noqa: F401,E402,F811
+from .conv3d import conv3d  # noqa: F401,E402

@@ -31,6 +31,15 @@ def _const(value, like):
     return _C.to_tensor(np.asarray(value, dtype=np.float64 if like.dtype == _C.dtype.float64 else np.float32))
 
 
+def _same_pads(kernel, dilation, stride, size):
+    """Paddle's 'SAME' padding per spatial axis: [before, after, ...], the odd one after."""
+    pads = []
+    for k, d, s, n in zip(kernel, dilation, stride, size):
+        total = max(0, (-(-n // s) - 1) * s + d * (k - 1) + 1 - n)
+        pads += [total // 2, total - total // 2]
+    return pads
+
+
 def _conv_padding(op, padding, kernel, dilation, stride, size):
     """Paddle's padding forms for 2 spatial axes -> ([ph, pw] symmetric, [top, bottom, left,
     right] extra zeros to add first or None): an int, 2 ints, 4 ints [top, bottom, left,
@@ -41,12 +50,7 @@ def _conv_padding(op, padding, kernel, dilation, stride, size):
             return [0, 0], None
         if mode != "SAME":
             raise ValueError(f"{op}: padding='{padding}': expected 'SAME', 'VALID' or numbers")
-        pads = []
-        for i in range(2):
-            out = -(-size[i] // stride[i])
-            total = max(0, (out - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 - size[i])
-            pads += [total // 2, total - total // 2]
-        pairs = pads
+        pairs = _same_pads(kernel, dilation, stride, size)
     elif isinstance(padding, (int, np.integer)):
         return [int(padding)] * 2, None
     else:

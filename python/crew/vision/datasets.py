@@ -1,4 +1,4 @@
-"""crew.vision.datasets: Paddle's MNIST, FashionMNIST and Cifar10, decoded in C++.
+"""crew.vision.datasets: Paddle's MNIST, FashionMNIST, Cifar10 and Cifar100, decoded in C++.
 
 Samples are (image, label): the image uint8 [H, W] (MNIST) / [H, W, C] (Cifar10), or what
 the transform returns (ToTensor: float32 [C, H, W]); the label int64 [] (Paddle gives
@@ -15,6 +15,8 @@ from .. import _C
 PADDLE_CIFAR_CACHE = os.path.join(os.path.expanduser("~"), ".cache", "paddle", "dataset", "cifar")
 CIFAR10_PYTHON_ARCHIVE = "cifar-10-python.tar.gz"
 CIFAR10_URL = "https://www.cs.toronto.edu/~kriz/" + CIFAR10_PYTHON_ARCHIVE
+CIFAR100_PYTHON_ARCHIVE = "cifar-100-python.tar.gz"
+CIFAR100_URL = "https://www.cs.toronto.edu/~kriz/" + CIFAR100_PYTHON_ARCHIVE
 
 
 def _mnist_dir(image_path, label_path):
@@ -59,13 +61,14 @@ def _batch_names(mode):
     return [f"data_batch_{i}" for i in range(1, 6)] if mode == "train" else ["test_batch"]
 
 
-def _python_batches(path, names):
+def _python_batches(path, names, inner_dir="cifar-10-batches-py", marker="data_batch_1"):
     """Name -> bytes of those pickled batches (the ones present) in a cifar-10-python archive
-    or directory; None when `path` is not the Python version (it has no data_batch_1)."""
+    or directory (cifar-100-python: inner_dir and marker of its own); None when `path` is not
+    the Python version (it has no `marker` member)."""
     if os.path.isdir(path):
-        inner = os.path.join(path, "cifar-10-batches-py")
+        inner = os.path.join(path, inner_dir)
         base = inner if os.path.isdir(inner) else path
-        if not os.path.exists(os.path.join(base, "data_batch_1")):
+        if not os.path.exists(os.path.join(base, marker)):
             return None
         out = {}
         for name in names:
@@ -77,7 +80,7 @@ def _python_batches(path, names):
         return None
     with tarfile.open(path, "r:*") as tar:
         members = {os.path.basename(m.name): m for m in tar.getmembers() if m.isfile()}
-        if "data_batch_1" not in members:
+        if marker not in members:
             return None
         return {name: tar.extractfile(members[name]).read() for name in names if name in members}
 
@@ -90,12 +93,12 @@ def _unpickle_batches(batches, names, what):
     images, labels = [], []
     for name in names:
         if name not in batches:
-            raise OSError(f"Cifar10: {what} has no member {name}")
+            raise OSError(f"Cifar: {what} has no member {name}")
         d = pickle.loads(batches[name], encoding="bytes")
         data = d.get(b"data", d.get("data"))
-        lab = d.get(b"labels", d.get("labels"))
+        lab = next((d[k] for k in (b"labels", "labels", b"fine_labels", "fine_labels") if k in d), None)
         if data is None or lab is None:
-            raise OSError(f"Cifar10: {what}:{name} has no 'data'/'labels' entries")
+            raise OSError(f"Cifar: {what}:{name} has no 'data'/'labels' (or 'fine_labels') entries")
         images.append(np.asarray(data, dtype=np.uint8).reshape(-1, 3072))
         labels.extend(int(v) for v in lab)
     return np.concatenate(images), labels
@@ -136,6 +139,31 @@ class Cifar10(_C.vision.Cifar10):
                           "data_file=") from None
 
 
+class Cifar100(_C.vision.Cifar10):
+    """Cifar100(data_file=None, mode='train', transform=None, download=True): the Python
+    version Paddle downloads (cifar-100-python.tar.gz, or its extracted cifar-100-python
+    directory), its fine labels (0..99) as Paddle's; without data_file, Paddle's cache
+    (~/.cache/paddle/dataset/cifar/). Samples as Cifar10's."""
+
+    def __init__(self, data_file=None, mode="train", transform=None, download=True, backend=None):
+        mode = mode.lower()
+        if mode not in ("train", "test"):
+            raise ValueError(f"Cifar100: mode must be 'train' or 'test', got '{mode}'")
+        path = data_file if data_file is not None else os.path.join(PADDLE_CIFAR_CACHE, CIFAR100_PYTHON_ARCHIVE)
+        if not os.path.exists(path):
+            if data_file is not None:
+                raise OSError(f"Cifar100: data_file {path} does not exist")
+            raise OSError(f"Cifar100: {path} does not exist\ncrew does not download data sets: put "
+                          f"{CIFAR100_PYTHON_ARCHIVE} (from {CIFAR100_URL}) in {PADDLE_CIFAR_CACHE}/ as Paddle "
+                          "would, or pass data_file=")
+        batches = _python_batches(path, [mode], "cifar-100-python", mode)
+        if batches is None:
+            raise OSError(f"Cifar100: {path} is not the Python version of CIFAR-100 (no '{mode}' member)")
+        images, labels = _unpickle_batches(batches, [mode], path)
+        _C.vision.Cifar10.__init__(self, images=images, labels=labels, what=path, mode=mode, transform=transform,
+                                   num_classes=100)
+
+
 from .folder import DatasetFolder, ImageFolder  # noqa: E402
 
-__all__ = ["MNIST", "FashionMNIST", "Cifar10", "DatasetFolder", "ImageFolder"]
+__all__ = ["MNIST", "FashionMNIST", "Cifar10", "Cifar100", "DatasetFolder", "ImageFolder"]

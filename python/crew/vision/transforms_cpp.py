@@ -74,6 +74,11 @@ class RandomHorizontalFlip(_V.RandomHorizontalFlip):
         return _like_pil(img, super().__call__(_pixels(img)))
 
 
+class RandomVerticalFlip(_V.RandomVerticalFlip):
+    def __call__(self, img):
+        return _like_pil(img, super().__call__(_pixels(img)))
+
+
 def _runs_in_cpp(t):
     return isinstance(t, _V.Transform) and not getattr(t, "_python_only", False)
 
@@ -107,4 +112,4 @@ class Compose(_V.Compose):
         return self._chain(img)
 
 
-__all__ = ["ToTensor", "Normalize", "RandomCrop", "RandomHorizontalFlip", "Compose"]
+__all__ = ["ToTensor", "Normalize", "RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip", "Compose"]

@@ -21,6 +21,12 @@ enum class MathOp {
   SIGMOID,  // 1 / (1 + e^-x)
   ERF,
   FLOOR,
+  CEIL,
+  ROUND,  // half away from zero, as Paddle's
+  TAN,
+  LOG2,
+  LOG10,
+  LOG1P,  // log(1 + x), exact near 0
 };
 
 // Whether op is defined on integer dtypes too.
@@ -64,6 +70,18 @@ struct PointwiseMath {
           return std::erf(x);
         case MathOp::FLOOR:
           return std::floor(x);
+        case MathOp::CEIL:
+          return std::ceil(x);
+        case MathOp::ROUND:
+          return std::round(x);
+        case MathOp::TAN:
+          return std::tan(x);
+        case MathOp::LOG2:
+          return std::log2(x);
+        case MathOp::LOG10:
+          return std::log10(x);
+        case MathOp::LOG1P:
+          return std::log1p(x);
         default:
           break;
       }
@@ -99,7 +117,17 @@ struct PointwiseMath {
       case MathOp::ERF:
         return g * T(1.1283791670955126) * std::exp(-x * x);  // 2 / sqrt(pi)
       case MathOp::FLOOR:
+      case MathOp::CEIL:
+      case MathOp::ROUND:
         return T(0);
+      case MathOp::TAN:
+        return g * (T(1) + y * y);
+      case MathOp::LOG2:
+        return g / (x * T(0.6931471805599453));  // ln 2
+      case MathOp::LOG10:
+        return g / (x * T(2.302585092994046));  // ln 10
+      case MathOp::LOG1P:
+        return g / (T(1) + x);
     }
     return T(0);
   }
