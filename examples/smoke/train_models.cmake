@@ -37,5 +37,10 @@ if(TARGET crew_cli)
       COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/smoke/resume_check.py ${PROJECT_BINARY_DIR}/bin
               ${CMAKE_CURRENT_BINARY_DIR}/train_gpt_resume)
     set_tests_properties(smoke.train_gpt_resume PROPERTIES TIMEOUT 120 LABELS smoke)
+    # --amp bf16 at O1 and O2 (and fp16 through the loss scaler): losses finite and falling.
+    add_test(NAME smoke.train_models_amp
+      COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/smoke/amp_check.py ${PROJECT_BINARY_DIR}/bin
+              ${CMAKE_CURRENT_BINARY_DIR}/train_models_amp)
+    set_tests_properties(smoke.train_models_amp PROPERTIES TIMEOUT 300 LABELS smoke)
   endif()
 endif()

@@ -50,6 +50,7 @@ void add_train_flags(CLI::App& app, TrainFlags& f) {
       ->check(crew::cli::above(f.last_comm_buffer_mb, 0));
   app.add_option("--log-every", f.log_every, "print the loss line every N steps")
       ->check(crew::cli::above(f.log_every, 0));
+  add_amp_flags(app, f.amp);
 }
 
 std::string directory_problem(const std::string& dir) {

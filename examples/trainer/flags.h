@@ -2,12 +2,14 @@
 // The command-line options train_resnet and train_gpt share (train_cnn's names):
 // --epochs --max-steps --batch-size --lr --seed --no-shuffle --init --metrics --profile
 // --checkpoint-dir --checkpoint-every --checkpoint-keep --num-workers --threads --save-model
-// --lr-schedule --warmup-steps --comm-buffer-size --last-comm-buffer-size --log-every.
+// --lr-schedule --warmup-steps --comm-buffer-size --last-comm-buffer-size --log-every, and
+// --amp --amp-level (examples/trainer/amp.h).
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
 
 #include "examples/train_cnn_checkpoint.h"
+#include "examples/trainer/amp.h"
 #include "tools/cli_checks.h"
 
 namespace trainer {
@@ -31,6 +33,7 @@ struct TrainFlags {
   double comm_buffer_mb = 25;      // DataParallel bucket cap (Paddle's comm_buffer_size)
   double last_comm_buffer_mb = 1;  // DataParallel first bucket (Paddle's last_comm_buffer_size)
   int64_t log_every = 100;
+  AmpFlags amp;
   int64_t warmup_rate_steps = 5;  // steps left out of the reported rate (start-up, first allocations)
 };
 
