@@ -37,10 +37,11 @@ if(TARGET crew_cli)
       COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/smoke/resume_check.py ${PROJECT_BINARY_DIR}/bin
               ${CMAKE_CURRENT_BINARY_DIR}/train_gpt_resume)
     set_tests_properties(smoke.train_gpt_resume PROPERTIES TIMEOUT 120 LABELS smoke)
-    # --amp bf16 at O1 and O2 (and fp16 through the loss scaler): losses finite and falling.
+    # --amp bf16 at O1 and O2 (and fp16 through the loss scaler; O2 on 2 ranks with
+    # --comm-dtype bf16): losses finite and falling.
     add_test(NAME smoke.train_models_amp
       COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/smoke/amp_check.py ${PROJECT_BINARY_DIR}/bin
               ${CMAKE_CURRENT_BINARY_DIR}/train_models_amp)
-    set_tests_properties(smoke.train_models_amp PROPERTIES TIMEOUT 300 LABELS smoke)
+    set_tests_properties(smoke.train_models_amp PROPERTIES TIMEOUT 300 LABELS "smoke;distributed")
   endif()
 endif()

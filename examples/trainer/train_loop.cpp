@@ -219,6 +219,8 @@ int Loop::run() {
     crew::DataParallelOptions dpo;
     dpo.comm_buffer_bytes = static_cast<size_t>(f_.comm_buffer_mb * (1 << 20));
     dpo.last_comm_buffer_bytes = static_cast<size_t>(f_.last_comm_buffer_mb * (1 << 20));
+    if (f_.comm_dtype != "float32")
+      dpo.comm_dtype = f_.comm_dtype == "bf16" ? crew::DType::BFLOAT16 : crew::DType::FLOAT16;
     dp_ = std::make_shared<crew::DataParallel>(t_.net, dpo);
     model_ = dp_.get();
   }
@@ -226,7 +228,9 @@ int Loop::run() {
   if (chief()) {
     std::cout << t_.program << ": " << s_.world << (s_.world > 1 ? " ranks" : " process") << " x "
               << crew::get_num_threads() << " thread(s), batch " << f_.batch_size << " per rank, "
-              << loader_->size() << " steps per epoch, " << amp_->describe() << std::endl;
+              << loader_->size() << " steps per epoch, " << amp_->describe()
+              << (s_.world > 1 && f_.comm_dtype != "float32" ? ", gradients sent in " + f_.comm_dtype : "")
+              << std::endl;
   }
   stop_ = f_.max_steps > 0 && global_step_ - max_steps_from_ >= f_.max_steps;
   for (int epoch = start_epoch_; epoch < f_.epochs && !stop_ && !stop_signal_; ++epoch) {

@@ -186,6 +186,24 @@ def test_auto_cast_under_data_parallel_keeps_the_ranks_equal(tmp_path):
         np.testing.assert_array_equal(np.array(a), np.array(b))
 
 
+def test_o2_and_bf16_communication_under_data_parallel(tmp_path):
+    runs = _spawn("amp_o2_comm_dtype", tmp_path)
+    for run in runs:
+        assert run["grad_dtypes"] == ["dtype.bfloat16"] * 4
+        for plain, compressed in zip(run["grads"]["None"], run["grads"]["bfloat16"]):
+            plain, compressed = np.array(plain), np.array(compressed)
+            assert np.linalg.norm(compressed - plain) <= 2 ** -7 * np.linalg.norm(plain)
+    for a, b in zip(runs[0]["params"], runs[1]["params"]):
+        np.testing.assert_array_equal(np.array(a), np.array(b))  # the O2 ranks stay equal
+    for a, b in zip(runs[0]["grads"]["bfloat16"], runs[1]["grads"]["bfloat16"]):
+        np.testing.assert_array_equal(np.array(a), np.array(b))
+
+
+def test_data_parallel_comm_dtype_must_be_16_bit():
+    with pytest.raises(ValueError, match="comm_dtype must be 'bfloat16', 'float16' or None"):
+        crew.DataParallel(crew.nn.Linear(2, 2), comm_dtype="float64")
+
+
 def _mynet_losses(steps, amp_dtype=None, level="O1"):
     from train_cnn import MyNet
     crew.seed(7)
