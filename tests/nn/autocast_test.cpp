@@ -6,10 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <thread>
 
 #include "crew/autograd/autograd.h"
 #include "crew/autograd/ops.h"
+#include "crew/autograd/ops_math.h"
 #include "crew/core/error.h"
 #include "crew/nn/functional.h"
 #include "crew/nn/functional_extra.h"
@@ -102,6 +104,81 @@ TEST(Autocast, OpsWithoutA16BitKernelTakeTheConvsOutput) {
   EXPECT_EQ(F::resample2d(y, {8, 8}, true).dtype(), DType::FLOAT32);
   // Gray with mixed operands: promoted to float32.
   EXPECT_EQ(F::conv2d_transpose(y, param({4, 2, 3, 3}), Tensor()).dtype(), DType::FLOAT32);
+}
+
+// The tensor math of ops_math.h: a 16-bit operand, a DTypeError outside autocast, runs in
+// float32 inside (no 16-bit kernel, or Paddle's black list for the reductions), at O1 and O2,
+// with the float32 values of the bfloat16 input and a bfloat16 gradient for a bfloat16 leaf.
+TEST(Autocast, TensorMathRunsInFloat32) {
+  using Op = std::function<Tensor(const Tensor&)>;
+  const std::vector<std::pair<std::string, Op>> ops = {
+      {"abs", [](const Tensor& t) { return abs(t); }},
+      {"sqrt", [](const Tensor& t) { return sqrt(t); }},
+      {"rsqrt", [](const Tensor& t) { return rsqrt(t); }},
+      {"square", [](const Tensor& t) { return square(t); }},
+      {"sin", [](const Tensor& t) { return sin(t); }},
+      {"cos", [](const Tensor& t) { return cos(t); }},
+      {"tanh", [](const Tensor& t) { return tanh(t); }},
+      {"sigmoid", [](const Tensor& t) { return sigmoid(t); }},
+      {"erf", [](const Tensor& t) { return erf(t); }},
+      {"floor", [](const Tensor& t) { return floor(t); }},
+      {"clip", [](const Tensor& t) { return clip(t, 0.7, 0.9); }},
+      {"where",
+       [](const Tensor& t) {
+         return where(Tensor::from_vector<bool>({true, false, true, true}, {4}), t, mul(t, 2.0));
+       }},
+      {"cumsum", [](const Tensor& t) { return cumsum(t, 1); }},
+      {"prod", [](const Tensor& t) { return prod(t, {1}); }},
+      {"amax", [](const Tensor& t) { return amax(t, {1}); }},
+      {"amin", [](const Tensor& t) { return amin(t, {0}); }},
+      {"var", [](const Tensor& t) { return var(t, {1}); }},
+      {"std", [](const Tensor& t) { return stddev(t, {}); }},
+      {"norm", [](const Tensor& t) { return norm(t, 2.0, {}); }},
+      {"topk", [](const Tensor& t) { return topk(t, 2, 1).values; }},
+      {"sort", [](const Tensor& t) { return sort(t, 0).values; }},
+  };
+  const Tensor x16 = uniform({3, 4}, 0.5, 1.5).to(DType::BFLOAT16);
+  for (const auto& [name, op] : ops) {
+    EXPECT_THROW(op(x16), DTypeError)
+        << name << " has a bfloat16 kernel now: move it out of autocast's lists";
+    const std::vector<float> want = op(x16.to(DType::FLOAT32)).to_vector<float>();
+    for (AmpLevel level : {AmpLevel::O1, AmpLevel::O2}) {
+      Tensor leaf = x16.clone().set_stop_gradient(false);
+      Tensor y;
+      {
+        AutocastGuard guard(bf16(level));
+        y = op(leaf);
+      }
+      ASSERT_EQ(y.dtype(), DType::FLOAT32) << name;
+      EXPECT_EQ(y.to_vector<float>(), want) << name;
+      sum(y).backward();
+      ASSERT_TRUE(leaf.grad().defined()) << name;
+      EXPECT_EQ(leaf.grad().dtype(), DType::BFLOAT16) << name;
+    }
+  }
+  // Masks of 16-bit operands: computed in float32, exactly.
+  const Tensor y16 = uniform({3, 4}, 0.5, 1.5).to(DType::BFLOAT16);
+  const std::vector<std::pair<std::string, std::function<Tensor()>>> masks = {
+      {"greater_than", [&] { return greater_than(x16, y16); }},
+      {"equal", [&] { return equal(x16, x16); }},
+      {"isclose", [&] { return isclose(x16, y16, 0.1, 0.0); }},
+      {"isfinite", [&] { return isfinite(x16); }},
+      {"isnan", [&] { return isnan(x16); }},
+  };
+  for (const auto& [name, mask] : masks) {
+    EXPECT_THROW(mask(), DTypeError) << name << " has a bfloat16 kernel now: move it out of autocast's lists";
+    AutocastGuard guard(bf16());
+    EXPECT_EQ(mask().dtype(), DType::BOOL) << name;
+  }
+  {
+    AutocastGuard guard(bf16());
+    EXPECT_EQ(greater_than(x16, y16).to_vector<bool>(),
+              greater_than(x16.to(DType::FLOAT32), y16.to(DType::FLOAT32)).to_vector<bool>());
+  }
+  // The reductions stay float32 on float32 operands (black list), also at O2.
+  AutocastGuard guard(bf16(AmpLevel::O2));
+  EXPECT_EQ(cumsum(uniform({3, 4}, 0, 1), 0).dtype(), DType::FLOAT32);
+  EXPECT_EQ(var(uniform({3, 4}, 0, 1), {1}).dtype(), DType::FLOAT32);
 }
 
 TEST(Autocast, CustomListsMoveOps) {
