@@ -43,7 +43,7 @@ TEST(Autocast, WhiteListOpsRunInTheLowDtypeAndBlackListOpsInFloat32) {
   Tensor y = F::conv2d(x, w, Tensor());
   EXPECT_EQ(y.dtype(), DType::BFLOAT16);
   EXPECT_EQ(F::relu(y).dtype(), DType::BFLOAT16);               // gray, one operand: keeps its dtype
-  EXPECT_EQ(F::max_pool2d(y, {2, 2}).dtype(), DType::FLOAT32);  // no 16-bit kernel
+  EXPECT_EQ(F::max_pool2d(y, {2, 2}).dtype(), DType::BFLOAT16);  // gray, with a 16-bit kernel
   Tensor logits = F::linear(F::flatten(y), lw, lb);
   EXPECT_EQ(logits.dtype(), DType::BFLOAT16);
   EXPECT_EQ(F::softmax(logits).dtype(), DType::FLOAT32);

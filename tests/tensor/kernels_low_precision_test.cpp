@@ -1,5 +1,6 @@
 // The bfloat16 / float16 kernels against their float32 references, run on the same (rounded)
-// inputs: matmul, linear, conv2d forward and backward, relu, gelu, softmax. bfloat16 keeps 8
+// inputs: matmul, linear, conv2d forward and backward, relu, gelu, softmax, max and average
+// pooling. bfloat16 keeps 8
 // significant bits (relative rounding 2^-9), float16 11 (2^-12); the kernels accumulate in
 // float32 and round once, so each result is within ~1e-2 (bf16) / ~2e-3 (fp16) of the float32
 // one, relative to the result's largest magnitude. The LowPrecisionAvx2 suite runs again under
@@ -15,6 +16,7 @@
 #include "crew/tensor/kernels/gemm.h"
 #include "crew/tensor/kernels/linear.h"
 #include "crew/tensor/kernels/low_precision.h"
+#include "crew/tensor/kernels/pool.h"
 #include "crew/tensor/kernels/softmax.h"
 #include "crew/tensor/random.h"
 
@@ -119,6 +121,34 @@ TEST_P(LowPrecision, ActivationsAndSoftmaxMatchFloat32) {
   expect_close(s, kernels::softmax_forward(x32, 1, false), dt, "softmax");
   expect_close(kernels::softmax_backward(g, s, 1, false),
                kernels::softmax_backward(g32, s.to(DType::FLOAT32), 1, false), dt, "softmax backward");
+}
+
+// Max and average pooling, forward and backward, of a row-major input (8 channels: oneDNN's
+// blocked kernel; 3: its plain one) and of a conv's output in oneDNN's blocked layout (what
+// ResNet-18 pools), with padding: the output keeps the 16-bit dtype, no float32 round trip.
+TEST_P(LowPrecision, PoolingForwardAndBackwardMatchFloat32) {
+  const DType dt = GetParam();
+  Generator gen(15);
+  const kernels::Pool2dParams p{{3, 3}, {2, 2}, {1, 1}};
+  const Tensor w = random_pair({16, 8, 3, 3}, dt, &gen).first;
+  const std::vector<Tensor> inputs = {
+      random_pair({2, 8, 9, 7}, dt, &gen).first, random_pair({2, 3, 8, 8}, dt, &gen).first,
+      kernels::conv2d_forward(random_pair({2, 8, 9, 9}, dt, &gen).first, w, Tensor(), {})};
+  for (const Tensor& x : inputs) {
+    for (kernels::PoolKind kind : {kernels::PoolKind::MAX, kernels::PoolKind::AVG}) {
+      const std::string what =
+          std::string(kind == kernels::PoolKind::MAX ? "max" : "avg") + "_pool2d " + shape_str(x.shape());
+      const kernels::PoolForwardResult r = kernels::pool2d_forward(kind, x, p, true);
+      // The float32 reference pools the 16-bit input's own values (the conv's rounded output).
+      const kernels::PoolForwardResult r32 = kernels::pool2d_forward(kind, x.to(DType::FLOAT32), p, true);
+      expect_close(r.y, r32.y, dt, what);
+      auto [g, g32] = random_pair(r32.y.shape(), dt, &gen);
+      const Tensor dx = kernels::pool2d_backward(kind, g, x.shape(), r.workspace, p,
+                                                 kernels::default_pool_impl(), r.x_layout);
+      expect_close(dx, kernels::pool2d_backward(kind, g32, x.shape(), r32.workspace, p), dt,
+                   what + " backward");
+    }
+  }
 }
 
 TEST_P(LowPrecision, MixedDtypesAreADTypeError) {
