@@ -15,6 +15,7 @@
 #include "crew/core/error.h"
 #include "crew/nn/functional.h"
 #include "crew/nn/functional_extra.h"
+#include "crew/tensor/kernels/low_precision.h"
 #include "crew/tensor/random.h"
 
 namespace crew {
@@ -42,7 +43,7 @@ TEST(Autocast, WhiteListOpsRunInTheLowDtypeAndBlackListOpsInFloat32) {
   AutocastGuard guard(bf16());
   Tensor y = F::conv2d(x, w, Tensor());
   EXPECT_EQ(y.dtype(), DType::BFLOAT16);
-  EXPECT_EQ(F::relu(y).dtype(), DType::BFLOAT16);               // gray, one operand: keeps its dtype
+  EXPECT_EQ(F::relu(y).dtype(), DType::BFLOAT16);                // gray, one operand: keeps its dtype
   EXPECT_EQ(F::max_pool2d(y, {2, 2}).dtype(), DType::BFLOAT16);  // gray, with a 16-bit kernel
   Tensor logits = F::linear(F::flatten(y), lw, lb);
   EXPECT_EQ(logits.dtype(), DType::BFLOAT16);
@@ -179,6 +180,35 @@ TEST(Autocast, TensorMathRunsInFloat32) {
   AutocastGuard guard(bf16(AmpLevel::O2));
   EXPECT_EQ(cumsum(uniform({3, 4}, 0, 1), 0).dtype(), DType::FLOAT32);
   EXPECT_EQ(var(uniform({3, 4}, 0, 1), {1}).dtype(), DType::FLOAT32);
+}
+
+// batch_norm on a bfloat16 conv output: trains in bfloat16 (float32 statistics; bfloat16
+// weight and bias, as a decorated C++ model has, are used in float32 and get bfloat16
+// gradients), within bfloat16's rounding of the float32 result; inference runs in float32.
+TEST(Autocast, BatchNormTrainsInBFloat16WithFloat32Statistics) {
+  if (!kernels::dnnl_supports(DType::BFLOAT16, "batch_norm")) GTEST_SKIP() << "no bfloat16 kernels here";
+  const Tensor x = uniform({4, 8, 5, 5}, -1, 1).to(DType::BFLOAT16);
+  Tensor w16 = uniform({8}, 0.5, 1.5).to(DType::BFLOAT16).set_stop_gradient(false);
+  Tensor b16 = uniform({8}, -0.5, 0.5).to(DType::BFLOAT16).set_stop_gradient(false);
+  Tensor rm = Tensor::zeros({8}), rv = Tensor::ones({8}), rm32 = Tensor::zeros({8}), rv32 = Tensor::ones({8});
+  Tensor y;
+  {
+    AutocastGuard guard(bf16(AmpLevel::O2));
+    y = F::batch_norm(x, rm, rv, w16, b16, /*training=*/true, 0.9, 1e-5);
+    EXPECT_EQ(F::batch_norm(x, rm32, rv32, w16, b16, /*training=*/false, 0.9, 1e-5).dtype(), DType::FLOAT32);
+  }
+  ASSERT_EQ(y.dtype(), DType::BFLOAT16);
+  const Tensor y32 = cast(y, DType::FLOAT32);
+  sum(y32 * y32).backward();
+  EXPECT_EQ(w16.grad().dtype(), DType::BFLOAT16);
+  EXPECT_EQ(b16.grad().dtype(), DType::BFLOAT16);
+  Tensor rm_ref = Tensor::zeros({8}), rv_ref = Tensor::ones({8});
+  const Tensor want = F::batch_norm(x.to(DType::FLOAT32), rm_ref, rv_ref, w16.detach().to(DType::FLOAT32),
+                                    b16.detach().to(DType::FLOAT32), true, 0.9, 1e-5);
+  const auto got = y.to(DType::FLOAT32).to_vector<float>(), ref = want.to_vector<float>();
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], ref[i], 2e-2) << i;
+  const auto m = rm.to_vector<float>(), m_ref = rm_ref.to_vector<float>();
+  for (size_t i = 0; i < m.size(); ++i) EXPECT_NEAR(m[i], m_ref[i], 1e-6) << "running mean " << i;
 }
 
 TEST(Autocast, CustomListsMoveOps) {
