@@ -17,6 +17,7 @@
 #include "crew/optim/sgd.h"
 #include "crew/tensor/random.h"
 #include "crew/tensor/safetensors.h"
+#include "tests/distributed/data_parallel_util.h"
 #include "tests/testing/child_expect.h"
 #include "tests/testing/multiprocess.h"
 #include "tests/testing/temp_dir.h"
@@ -26,30 +27,9 @@ namespace {
 
 using namespace std::chrono_literals;
 namespace F = nn::functional;
-
-testing::RunRanksOptions dist_options(const dist::TCPStoreServer& server) {
-  testing::RunRanksOptions o;
-  o.timeout = 90s;
-  o.set_rank_env = true;
-  o.env = {{"CREW_MASTER", "127.0.0.1:" + std::to_string(server.port())},
-           {"CREW_STORE_HOSTED", "1"},
-           {"CREW_NUM_THREADS", "1"},
-           {"CREW_TIMEOUT", "30s"},
-           {"CREW_BACKEND", "auto"}};
-  return o;
-}
-
-// ||a - b|| / ||b||, in float64.
-double relative_difference(const Tensor& a, const Tensor& b) {
-  auto va = a.to(DType::FLOAT64).to_vector<double>();
-  auto vb = b.to(DType::FLOAT64).to_vector<double>();
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < va.size(); ++i) {
-    diff += (va[i] - vb[i]) * (va[i] - vb[i]);
-    norm += vb[i] * vb[i];
-  }
-  return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-12);
-}
+using testing::dist_options;
+using testing::read_losses;
+using testing::relative_difference;
 
 TEST(ReducerAmp, BucketsHoldOneDtypeEach) {
   // bf16 weights and float32 biases of an O2 model: each dtype fills its own buckets (its
@@ -120,14 +100,6 @@ void train_o2(int rank, int world, int steps, const std::string& dir) {
     has_f32 = has_f32 || bucket.flat.dtype() == DType::FLOAT32;
   }
   CHILD_EXPECT(has_bf16 && has_f32, "O2 buckets: bfloat16 ", has_bf16, ", float32 ", has_f32);
-}
-
-std::vector<double> read_losses(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<double> v;
-  double x;
-  while (in >> x) v.push_back(x);
-  return v;
 }
 
 // One O2 backward on 2 ranks: DataParallel's bfloat16 gradients equal the float32 mean of the
