@@ -56,6 +56,7 @@
 #include "crew/tensor/random.h"
 #include "crew/tensor/safetensors.h"
 #include "examples/train_cnn_checkpoint.h"
+#include "examples/trainer/amp.h"
 #include "examples/trainer/flags.h"
 #include "examples/trainer/metrics.h"
 #include "tools/cli_checks.h"
@@ -86,6 +87,7 @@ struct TrainOptions {
   int64_t compare_steps = 300;
   bool profile = false;
   std::string device = "cpu";  // Paddle's set_device: cpu, gpu, gpu:N
+  trainer::AmpFlags amp;       // --amp, --amp-level (examples/trainer/amp.h)
 };
 
 struct Data {
@@ -139,8 +141,9 @@ using trainer::short_float;
 
 // Fraction of correctly classified test images, over every rank's unpadded shard.
 double evaluate(crew::nn::models::MyNet& net, const std::shared_ptr<crew::io::Dataset>& test, int num_workers,
-                int64_t* images, const crew::Place& place) {
+                int64_t* images, const crew::Place& place, const trainer::Amp& amp) {
   crew::NoGradGuard no_grad;
+  auto autocast = amp.autocast();
   net.eval();
   auto shard = std::make_shared<crew::io::DistributedBatchSampler>(
       *test, 500, crew::io::DistributedBatchSamplerOptions{.pad = false});
@@ -148,6 +151,7 @@ double evaluate(crew::nn::models::MyNet& net, const std::shared_ptr<crew::io::Da
   int64_t correct = 0, total = 0;
   for (auto& batch : loader) {
     crew::Tensor logits = net(batch[0].to(place)).cpu();
+    if (logits.dtype() != crew::DType::FLOAT32) logits = logits.to(crew::DType::FLOAT32);  // --amp
     const int64_t n = logits.size(0), k = logits.size(1);
     const float* p = logits.data<float>();
     const int64_t* y = batch[1].data<int64_t>();
@@ -225,6 +229,7 @@ int run(const TrainOptions& o) {
   auto net = std::make_shared<crew::nn::models::MyNet>(10, data.channels, data.image_size);
   if (!o.init.empty()) net->set_state_dict(crew::load(o.init));
   crew::optim::Adam opt(net->named_parameters(), {.learning_rate = o.lr});
+  trainer::Amp amp(o.amp, *net, opt);  // O2 converts the parameters: before loading and DataParallel
 
   int start_epoch = 0;
   int64_t global_step = 0, start_batch = 0;
@@ -279,7 +284,7 @@ int run(const TrainOptions& o) {
     std::cout << "train_cnn: " << o.dataset << ", " << world << (world > 1 ? " ranks" : " process") << " x "
               << crew::get_num_threads() << " thread(s), batch " << o.batch_size << " per rank";
     if (place.type != crew::DeviceType::CPU) std::cout << ", on " << place.to_string();
-    std::cout << std::endl;
+    std::cout << ", " << amp.describe() << std::endl;
   }
 
   // The seed's sampler: this rank's share, shuffled with NumPy's RandomState(epoch) as Paddle does.
@@ -328,10 +333,13 @@ int run(const TrainOptions& o) {
       train_cnn::maybe_inject_fault(global_step, rank, world);
       prof.data_wait += wait_watch.seconds();
       crew::Stopwatch step_watch;
-      crew::Tensor logits = (*model)(batch[0].to(place));
-      crew::Tensor loss = crew::nn::functional::cross_entropy(logits, batch[1].to(place));
-      loss.backward();
-      opt.step();
+      crew::Tensor loss;
+      {
+        auto autocast = amp.autocast();  // forward and loss; backward runs with autocast off
+        loss = crew::nn::functional::cross_entropy((*model)(batch[0].to(place)), batch[1].to(place));
+      }
+      amp.backward(loss);
+      amp.step(opt);
       opt.clear_grad();
       prof.step += step_watch.seconds();
       ++prof.steps;
@@ -365,7 +373,7 @@ int run(const TrainOptions& o) {
     train_seconds += seconds;
     train_images += epoch_images;
     int64_t tested = 0;
-    accuracy = evaluate(*net, test, o.num_workers, &tested, place);
+    accuracy = evaluate(*net, test, o.num_workers, &tested, place, amp);
     const double rate = seconds > 0 ? epoch_images / seconds : 0.0;
     if (chief) {
       char line[160];
@@ -389,7 +397,7 @@ int run(const TrainOptions& o) {
   }
   if (epochs_run == 0) {  // resumed from a finished run: nothing left to train
     int64_t tested = 0;
-    accuracy = evaluate(*net, test, o.num_workers, &tested, place);
+    accuracy = evaluate(*net, test, o.num_workers, &tested, place, amp);
   }
   const double rate = train_seconds > 0 ? train_images / train_seconds : 0.0;
   if (chief) {
@@ -521,6 +529,7 @@ int main(int argc, char** argv) {
   app.add_flag("--checkpoint-start-fresh", o.checkpoint.start_fresh,
                "when no checkpoint in --checkpoint-dir verifies, train from step 0 instead of stopping");
   // Two ways of checkpointing, one per run: --save/--resume per epoch, --checkpoint-dir per N steps.
+  trainer::add_amp_flags(app, o.amp);
   ckpt_dir->excludes("--resume");
   ckpt_dir->excludes("--save");
   if (auto rc = crew::cli::parse(app, argc, argv, "train_cnn")) return *rc;  // --help: 0; a usage error: 2

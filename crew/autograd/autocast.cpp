@@ -14,28 +14,16 @@ thread_local AutocastOptions t_state = autocast_off();
 // Ops that refuse 16-bit operands (docs/kernels.md, "Low precision"): they run in float32
 // under autocast, whatever the lists say, rather than raising a DTypeError.
 const std::set<std::string>& float32_only_ops() {
-  static const std::set<std::string> ops = {"max_pool2d",
-                                            "avg_pool2d",
-                                            "adaptive_avg_pool2d",
-                                            "batch_norm",
-                                            "dropout",
-                                            "embedding",
-                                            "scaled_dot_product_attention",
-                                            "packed_qkv_attention",
-                                            "mse_loss",
-                                            "exp",
-                                            "log",
-                                            "pow",
-                                            "resample2d",
-                                            "local_response_norm",
-                                            "elu",
-                                            "selu",
-                                            "swish",
-                                            "mish",
-                                            "hardsigmoid",
-                                            "hardtanh",
-                                            "softsign",
-                                            "tanhshrink"};
+  static const std::set<std::string> ops = {
+      "adaptive_avg_pool2d", "dropout", "embedding", "scaled_dot_product_attention", "packed_qkv_attention",
+      "mse_loss", "exp", "log", "pow", "resample2d", "local_response_norm", "elu", "selu", "swish", "mish",
+      "hardsigmoid", "hardtanh", "softsign", "tanhshrink",
+      // the tensor math of ops_math.h
+      "abs", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "erf", "sign", "floor", "clip", "where",
+      "amax", "amin", "topk", "sort",
+      // masks: exact in float32 (every 16-bit value is a float32)
+      "equal", "not_equal", "less_than", "less_equal", "greater_than", "greater_equal", "isclose", "isnan",
+      "isinf", "isfinite"};
   return ops;
 }
 
@@ -53,9 +41,9 @@ const std::set<std::string>& default_white_list() {
 }
 
 const std::set<std::string>& default_black_list() {
-  static const std::set<std::string> ops = {"softmax", "log_softmax", "cross_entropy", "layer_norm",
-                                            "sum",     "mean",        "exp",           "log",
-                                            "pow",     "mse_loss"};
+  static const std::set<std::string> ops = {
+      "softmax", "log_softmax", "cross_entropy", "layer_norm", "sum",    "mean", "exp", "log",
+      "pow",     "mse_loss",    "square",        "prod",       "cumsum", "var",  "std", "norm"};
   return ops;
 }
 

@@ -4,8 +4,8 @@
 //   - white-list ops (conv2d, linear, matmul) cast their float32 operands to the low dtype
 //     (bfloat16 or float16) and run the 16-bit kernel;
 //   - black-list ops (softmax, cross_entropy, layer_norm, sum, mean, ...) and ops that have
-//     no 16-bit kernel (pooling, batch_norm, dropout, attention, ...) cast 16-bit operands up
-//     to float32;
+//     no 16-bit kernel (adaptive pooling, batch_norm, dropout, attention, ...) cast 16-bit
+//     operands up to float32;
 //   - the other ops (relu, add, ...) run in their operands' dtype; at level O1 mixed operands
 //     (float32 and 16-bit) are promoted to float32, at O2 they are cast to the low dtype.
 // The casts are crew::cast, recorded by autograd: a float32 weight used by a bfloat16 linear

@@ -3,6 +3,7 @@
 // gradient to where the forward read (index_add, take_along_backward, sum_to).
 #include <numeric>
 
+#include "crew/autograd/autocast.h"
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"
 #include "crew/autograd/ops_math.h"
@@ -53,6 +54,7 @@ Tensor tile(const Tensor& x, const std::vector<int64_t>& repeats) {
 }
 
 Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y) {
+  if (auto in = amp::autocast_operands("where", x, y)) return where(cond, (*in)[0], (*in)[1]);
   Shape out = kernels::broadcast_shapes(kernels::broadcast_shapes(cond.shape(), x.shape(), "where"),
                                         y.shape(), "where");
   CREW_CHECK(x.dtype() == y.dtype(), "where: x is ", dtype_name(x.dtype()), ", y ", dtype_name(y.dtype()));
@@ -166,6 +168,7 @@ std::vector<Tensor> unbind(const Tensor& x, int64_t axis) {
 }
 
 ValuesIndices topk(const Tensor& x, int64_t k, int64_t axis, bool largest) {
+  if (auto in = amp::autocast_operands("topk", x)) return topk((*in)[0], k, axis, largest);
   CREW_CHECK(x.dim() >= 1, "topk: x of shape ", shape_str(x.shape()), " has no axis");
   const int64_t a = normalize_axis(axis, x.dim());
   Tensor idx = kernels::sort_indices(x, a, k, largest);
@@ -173,6 +176,7 @@ ValuesIndices topk(const Tensor& x, int64_t k, int64_t axis, bool largest) {
 }
 
 ValuesIndices sort(const Tensor& x, int64_t axis, bool descending) {
+  if (auto in = amp::autocast_operands("sort", x)) return sort((*in)[0], axis, descending);
   CREW_CHECK(x.dim() >= 1, "sort: x of shape ", shape_str(x.shape()), " has no axis");
   const int64_t a = normalize_axis(axis, x.dim());
   return topk(x, x.shape()[a], a, descending);

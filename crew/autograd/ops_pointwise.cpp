@@ -1,4 +1,5 @@
 // Pointwise math (abs ... clip), cast, and the bool masks of comparisons and tests.
+#include "crew/autograd/autocast.h"
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"
 #include "crew/autograd/ops_math.h"
@@ -15,6 +16,7 @@ using kernels::MathOp;
 using kernels::TestOp;
 
 Tensor math(MathOp op, const Tensor& x, const char* name, double lo = 0, double hi = 0) {
+  if (auto in = amp::autocast_operands(name, x)) return math(op, (*in)[0], name, lo, hi);
   Tensor y = kernels::pointwise(op, x, lo, hi, name);
   if (is_floating(x.dtype()) && autograd::should_record({&x})) {
     autograd::record(y, name, {x},
@@ -39,6 +41,7 @@ std::pair<Tensor, Tensor> broadcast_pair(const Tensor& a, const Tensor& b, const
 }
 
 Tensor broadcast_compare(CompareOp op, const Tensor& a, const Tensor& b, const char* name) {
+  if (auto in = amp::autocast_operands(name, a, b)) return broadcast_compare(op, (*in)[0], (*in)[1], name);
   auto [x, y] = broadcast_pair(a, b, name);
   return kernels::compare(op, x, y, name);
 }
@@ -93,11 +96,22 @@ Tensor logical_xor(const Tensor& a, const Tensor& b) {
   return broadcast_compare(CompareOp::XOR, a, b, "logical_xor");
 }
 Tensor logical_not(const Tensor& x) { return kernels::test(TestOp::NOT, x); }
-Tensor isnan(const Tensor& x) { return kernels::test(TestOp::ISNAN, x); }
-Tensor isinf(const Tensor& x) { return kernels::test(TestOp::ISINF, x); }
-Tensor isfinite(const Tensor& x) { return kernels::test(TestOp::ISFINITE, x); }
+Tensor isnan(const Tensor& x) {
+  if (auto in = amp::autocast_operands("isnan", x)) return isnan((*in)[0]);
+  return kernels::test(TestOp::ISNAN, x);
+}
+Tensor isinf(const Tensor& x) {
+  if (auto in = amp::autocast_operands("isinf", x)) return isinf((*in)[0]);
+  return kernels::test(TestOp::ISINF, x);
+}
+Tensor isfinite(const Tensor& x) {
+  if (auto in = amp::autocast_operands("isfinite", x)) return isfinite((*in)[0]);
+  return kernels::test(TestOp::ISFINITE, x);
+}
 
 Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+  if (auto in = amp::autocast_operands("isclose", a, b))
+    return isclose((*in)[0], (*in)[1], rtol, atol, equal_nan);
   auto [x, y] = broadcast_pair(a, b, "isclose");
   return kernels::isclose(x, y, rtol, atol, equal_nan);
 }

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
+#include "crew/autograd/autocast.h"
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"
 #include "crew/autograd/ops_math.h"
@@ -81,6 +83,18 @@ Tensor extreme(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim, 
   return reshape(v, reduced_shape(x.shape(), red, keepdim));
 }
 
+// While alive, autocast is off: the composite reductions (var, std, norm) are float32 ops under
+// autocast, and O2's rule for gray ops (sub, mul, ...) must not cast their steps to 16 bits.
+class Float32Body {
+ public:
+  Float32Body() {
+    if (amp::autocast_enabled()) off_.emplace(amp::autocast_off());
+  }
+
+ private:
+  std::optional<amp::AutocastGuard> off_;
+};
+
 Tensor sum_axes(const Tensor& x, const std::vector<int64_t>& red) {
   Tensor y = x;
   for (int64_t a : red) y = sum(y, a, true);
@@ -90,6 +104,7 @@ Tensor sum_axes(const Tensor& x, const std::vector<int64_t>& red) {
 }  // namespace
 
 Tensor cumsum(const Tensor& x, int64_t axis) {
+  if (auto in = amp::autocast_operands("cumsum", x)) return cumsum((*in)[0], axis);
   const int64_t a = normalize_axis(axis, x.dim());
   Tensor y = kernels::cumsum(x, a, false);
   if (is_floating(x.dtype()) && autograd::should_record({&x})) {
@@ -114,20 +129,25 @@ Tensor cumprod(const Tensor& x, int64_t axis) {
 }
 
 Tensor prod(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
+  if (auto in = amp::autocast_operands("prod", x)) return prod((*in)[0], axes, keepdim);
   const std::vector<int64_t> red = reduce_axes(axes, x.dim(), "prod");
   Tensor m = x.dim() == 0 ? reshape(x, {1, 1}) : merge_reduced(x, red);
   return reshape(prod_last(m), reduced_shape(x.shape(), red, keepdim));
 }
 
 Tensor amax(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
+  if (auto in = amp::autocast_operands("amax", x)) return amax((*in)[0], axes, keepdim);
   return extreme(x, axes, keepdim, true, "max");
 }
 
 Tensor amin(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
+  if (auto in = amp::autocast_operands("amin", x)) return amin((*in)[0], axes, keepdim);
   return extreme(x, axes, keepdim, false, "min");
 }
 
 Tensor var(const Tensor& x, const std::vector<int64_t>& axes, bool unbiased, bool keepdim) {
+  if (auto in = amp::autocast_operands("var", x)) return var((*in)[0], axes, unbiased, keepdim);
+  Float32Body body;
   const std::vector<int64_t> red = reduce_axes(axes, x.dim(), "var");
   int64_t n = 1;
   for (int64_t a : red) n *= x.shape()[a];
@@ -139,10 +159,14 @@ Tensor var(const Tensor& x, const std::vector<int64_t>& axes, bool unbiased, boo
 }
 
 Tensor stddev(const Tensor& x, const std::vector<int64_t>& axes, bool unbiased, bool keepdim) {
+  if (auto in = amp::autocast_operands("std", x)) return stddev((*in)[0], axes, unbiased, keepdim);
+  Float32Body body;
   return sqrt(var(x, axes, unbiased, keepdim));
 }
 
 Tensor norm(const Tensor& x, double p, const std::vector<int64_t>& axes, bool keepdim) {
+  if (auto in = amp::autocast_operands("norm", x)) return norm((*in)[0], p, axes, keepdim);
+  Float32Body body;
   const std::vector<int64_t> red = reduce_axes(axes, x.dim(), "norm");
   if (std::isinf(p)) return extreme(abs(x), axes, keepdim, p > 0, "norm");
   CREW_CHECK(p > 0, "norm: p must be positive or +-inf, got ", p);

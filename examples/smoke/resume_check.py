@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A run stopped and resumed from --checkpoint-dir continues exactly: train_gpt's losses.
 
-Usage: resume_check.py BIN_DIR WORK_DIR
+Usage: resume_check.py BIN_DIR WORK_DIR [TRAIN_GPT_FLAGS...]   (e.g. --amp bf16 --amp-level O2)
 
 Runs 6 steps straight, then 4 steps with a checkpoint every 2 and a second run to step 6 from
 that directory; the resumed run must print where it resumed and its steps 4 and 5 must have
@@ -18,7 +18,7 @@ SIZE = ["--n-layer", "1", "--n-head", "2", "--n-embd", "32", "--block-size", "32
 
 
 def run(bin_dir, metrics, extra):
-    cmd = [os.path.join(bin_dir, "train_gpt")] + SIZE + ["--metrics", metrics] + extra
+    cmd = [os.path.join(bin_dir, "train_gpt")] + SIZE + sys.argv[3:] + ["--metrics", metrics] + extra
     return subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=120).stdout
 
 

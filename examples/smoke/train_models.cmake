@@ -37,5 +37,16 @@ if(TARGET crew_cli)
       COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/smoke/resume_check.py ${PROJECT_BINARY_DIR}/bin
               ${CMAKE_CURRENT_BINARY_DIR}/train_gpt_resume)
     set_tests_properties(smoke.train_gpt_resume PROPERTIES TIMEOUT 120 LABELS smoke)
+    # The same at O2 (bfloat16 parameters; the float32 master weights in the checkpoint).
+    add_test(NAME smoke.train_gpt_resume_amp
+      COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/smoke/resume_check.py ${PROJECT_BINARY_DIR}/bin
+              ${CMAKE_CURRENT_BINARY_DIR}/train_gpt_resume_amp --amp bf16 --amp-level O2)
+    set_tests_properties(smoke.train_gpt_resume_amp PROPERTIES TIMEOUT 120 LABELS smoke)
+    # --amp bf16 at O1 and O2 (and fp16 through the loss scaler; O2 on 2 ranks with
+    # --comm-dtype bf16): losses finite and falling.
+    add_test(NAME smoke.train_models_amp
+      COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/smoke/amp_check.py ${PROJECT_BINARY_DIR}/bin
+              ${CMAKE_CURRENT_BINARY_DIR}/train_models_amp)
+    set_tests_properties(smoke.train_models_amp PROPERTIES TIMEOUT 300 LABELS "smoke;distributed")
   endif()
 endif()

@@ -50,6 +50,12 @@ void add_train_flags(CLI::App& app, TrainFlags& f) {
       ->check(crew::cli::above(f.last_comm_buffer_mb, 0));
   app.add_option("--log-every", f.log_every, "print the loss line every N steps")
       ->check(crew::cli::above(f.log_every, 0));
+  app.add_option("--comm-dtype", f.comm_dtype,
+                 "DataParallel gradient communication: float32, or bf16/fp16 (cast for the all_reduce, "
+                 "averaged back in float32, half the bytes)")
+      ->check(CLI::IsMember({"float32", "bf16", "fp16"}))
+      ->capture_default_str();
+  add_amp_flags(app, f.amp);
 }
 
 std::string directory_problem(const std::string& dir) {

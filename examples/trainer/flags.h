@@ -2,12 +2,14 @@
 // The command-line options train_resnet and train_gpt share (train_cnn's names):
 // --epochs --max-steps --batch-size --lr --seed --no-shuffle --init --metrics --profile
 // --checkpoint-dir --checkpoint-every --checkpoint-keep --num-workers --threads --save-model
-// --lr-schedule --warmup-steps --comm-buffer-size --last-comm-buffer-size --log-every.
+// --lr-schedule --warmup-steps --comm-buffer-size --last-comm-buffer-size --log-every, and
+// --amp --amp-level (examples/trainer/amp.h), --comm-dtype.
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
 
 #include "examples/train_cnn_checkpoint.h"
+#include "examples/trainer/amp.h"
 #include "tools/cli_checks.h"
 
 namespace trainer {
@@ -28,9 +30,11 @@ struct TrainFlags {
   int threads = 0;                       // 0: CREW_NUM_THREADS or all cores
   std::string lr_schedule = "constant";  // or "cosine": LinearWarmup(warmup_steps) then cosine to 0
   int64_t warmup_steps = 0;
-  double comm_buffer_mb = 25;      // DataParallel bucket cap (Paddle's comm_buffer_size)
-  double last_comm_buffer_mb = 1;  // DataParallel first bucket (Paddle's last_comm_buffer_size)
+  double comm_buffer_mb = 25;          // DataParallel bucket cap (Paddle's comm_buffer_size)
+  double last_comm_buffer_mb = 1;      // DataParallel first bucket (Paddle's last_comm_buffer_size)
+  std::string comm_dtype = "float32";  // or bf16/fp16: DataParallelOptions::comm_dtype
   int64_t log_every = 100;
+  AmpFlags amp;
   int64_t warmup_rate_steps = 5;  // steps left out of the reported rate (start-up, first allocations)
 };
 

@@ -85,6 +85,7 @@ class Loop {
   const Session& s_;
   TrainTask& t_;
   Metrics metrics_;
+  std::optional<Amp> amp_;
   std::shared_ptr<crew::DataParallel> dp_;
   crew::nn::Layer* model_ = nullptr;
   std::shared_ptr<crew::io::DistributedBatchSampler> sampler_;
@@ -134,9 +135,13 @@ void Loop::checkpoint(int epoch, int64_t next_batch, bool force) {
 
 void Loop::step(const crew::io::Batch& batch, int epoch, int64_t batch_id, crew::ProgressBar& bar) {
   crew::Stopwatch step_watch;
-  crew::Tensor loss = t_.loss(*model_, batch);
-  loss.backward();
-  t_.opt->step();
+  crew::Tensor loss;
+  {
+    auto autocast = amp_->autocast();  // forward and loss; backward runs with autocast off
+    loss = t_.loss(*model_, batch);
+  }
+  amp_->backward(loss);
+  amp_->step(*t_.opt);
   // Gradients dropped, not zeroed (PyTorch's zero_grad(set_to_none=True), as the peer in
   // bench/torch_models.py): the next backward hands each parameter its fresh gradient (under
   // DataParallel, copied once into its bucket) instead of adding it to a zero-filled one.
@@ -206,6 +211,7 @@ bool Loop::run_epoch(int epoch) {
 }
 
 int Loop::run() {
+  amp_.emplace(f_.amp, *t_.net, *t_.opt);  // O2 converts the parameters: before resume and DataParallel
   resume();
   max_steps_from_ = f_.checkpoint.dir.empty() ? global_step_ : 0;
   model_ = t_.net.get();
@@ -213,6 +219,8 @@ int Loop::run() {
     crew::DataParallelOptions dpo;
     dpo.comm_buffer_bytes = static_cast<size_t>(f_.comm_buffer_mb * (1 << 20));
     dpo.last_comm_buffer_bytes = static_cast<size_t>(f_.last_comm_buffer_mb * (1 << 20));
+    if (f_.comm_dtype != "float32")
+      dpo.comm_dtype = f_.comm_dtype == "bf16" ? crew::DType::BFLOAT16 : crew::DType::FLOAT16;
     dp_ = std::make_shared<crew::DataParallel>(t_.net, dpo);
     model_ = dp_.get();
   }
@@ -220,7 +228,9 @@ int Loop::run() {
   if (chief()) {
     std::cout << t_.program << ": " << s_.world << (s_.world > 1 ? " ranks" : " process") << " x "
               << crew::get_num_threads() << " thread(s), batch " << f_.batch_size << " per rank, "
-              << loader_->size() << " steps per epoch" << std::endl;
+              << loader_->size() << " steps per epoch, " << amp_->describe()
+              << (s_.world > 1 && f_.comm_dtype != "float32" ? ", gradients sent in " + f_.comm_dtype : "")
+              << std::endl;
   }
   stop_ = f_.max_steps > 0 && global_step_ - max_steps_from_ >= f_.max_steps;
   for (int epoch = start_epoch_; epoch < f_.epochs && !stop_ && !stop_signal_; ++epoch) {

@@ -24,9 +24,24 @@ def _tensors(out, found):
     return found
 
 
+def _comm_dtype(comm_dtype):
+    """None, or crew's bfloat16/float16 dtype for 'bfloat16'/'float16'/crew.bfloat16/...."""
+    if comm_dtype is None:
+        return None
+    name = comm_dtype if isinstance(comm_dtype, str) else str(comm_dtype).split(".")[-1]
+    if name not in ("bfloat16", "float16"):
+        raise ValueError(f"DataParallel: comm_dtype must be 'bfloat16', 'float16' or None, got {comm_dtype!r}")
+    return getattr(_C.dtype, name)
+
+
 class DataParallel(Layer):
+    """paddle.DataParallel. crew addition: comm_dtype='bfloat16' (or 'float16') all-reduces the
+    float32 gradients in that dtype, half the bytes, and averages them back in float32
+    (PyTorch DDP's bf16_compress_hook; docs/data_parallel.md). Models decorated at O2 send
+    their 16-bit gradients as they are either way."""
+
     def __init__(self, layers, strategy=None, comm_buffer_size=25, last_comm_buffer_size=1,
-                 find_unused_parameters=False, group=None):
+                 find_unused_parameters=False, group=None, comm_dtype=None):
         super().__init__("data_parallel")
         if not isinstance(layers, Layer):
             raise TypeError(f"DataParallel: layers must be a crew.nn.Layer, got {type(layers).__name__}")
@@ -34,7 +49,7 @@ class DataParallel(Layer):
         named = list(layers.named_parameters())
         object.__setattr__(self, "_sync", _C._GradSync(
             named, layers.buffers(), float(comm_buffer_size), float(last_comm_buffer_size),
-            bool(find_unused_parameters), group))
+            bool(find_unused_parameters), group, comm_dtype=_comm_dtype(comm_dtype)))
 
     def forward(self, *inputs, **kwargs):
         out = self._layers(*inputs, **kwargs)

@@ -20,6 +20,7 @@
 #include "crew/optim/adam.h"
 #include "crew/tensor/random.h"
 #include "crew/tensor/safetensors.h"
+#include "tests/distributed/data_parallel_util.h"
 #include "tests/testing/fake_device.h"
 #include "tests/testing/fake_kernels.h"
 #include "tests/testing/multiprocess.h"
@@ -30,19 +31,9 @@ namespace {
 
 using namespace std::chrono_literals;
 namespace F = nn::functional;
-
-// Children of one run: a store hosted here, rank env per child, one thread each.
-testing::RunRanksOptions dist_options(const dist::TCPStoreServer& server) {
-  testing::RunRanksOptions o;
-  o.timeout = 90s;
-  o.set_rank_env = true;
-  o.env = {{"CREW_MASTER", "127.0.0.1:" + std::to_string(server.port())},
-           {"CREW_STORE_HOSTED", "1"},
-           {"CREW_NUM_THREADS", "1"},
-           {"CREW_TIMEOUT", "30s"},
-           {"CREW_BACKEND", "auto"}};
-  return o;
-}
+using testing::dist_options;
+using testing::read_losses;
+using testing::relative_difference;
 
 TEST(Reducer, AssignsBucketsInReverseRegistrationOrder) {
   // 600 KB + 600 KB closes the 1 MB first bucket; 10 MB + 20 MB closes a 25 MB bucket.
@@ -88,25 +79,6 @@ void train_seed_cnn(int rank, int world, int steps, const std::string& dir) {
   if (rank == 0) crew::save(net->state_dict(), dir + "/params_" + std::to_string(world) + ".safetensors");
   if (dp)
     CREW_CHECK(dp->reducer()->steps() == static_cast<size_t>(steps), "reducer ran ", dp->reducer()->steps());
-}
-
-std::vector<double> read_losses(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<double> v;
-  double x;
-  while (in >> x) v.push_back(x);
-  return v;
-}
-
-double relative_difference(const Tensor& a, const Tensor& b) {
-  auto va = a.to_vector<double>();
-  auto vb = b.to_vector<double>();
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < va.size(); ++i) {
-    diff += (va[i] - vb[i]) * (va[i] - vb[i]);
-    norm += vb[i] * vb[i];
-  }
-  return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-12);
 }
 
 void expect_same_training(int world) {
@@ -435,7 +407,8 @@ void train_on(const Place& place, int rank, int steps, const std::string& path) 
   for (const Tensor& p : net->parameters()) {
     CREW_CHECK(p.place() == place, "parameter on ", p.place().to_string());
     const std::vector<float> v = p.cpu().to_vector<float>();
-    out.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(float)));
+    out.write(reinterpret_cast<const char*>(v.data()),
+              static_cast<std::streamsize>(v.size() * sizeof(float)));
   }
 }
 
@@ -450,7 +423,8 @@ TEST(DataParallelFakeDevice, TwoRanksTrainAsOnTheCpuBitForBit) {
   auto run = [&](const Place& place, const std::string& tag) {
     dist::TCPStoreServer server({.insecure = true});
     testing::expect_all_ok(testing::run_ranks(
-        2, [&](int r, int) { train_on(place, r, kSteps, dir.file(tag + std::to_string(r))); }, dist_options(server)));
+        2, [&](int r, int) { train_on(place, r, kSteps, dir.file(tag + std::to_string(r))); },
+        dist_options(server)));
   };
   run(CPUPlace(), "cpu");
   run(Place{DeviceType::FAKE, 0}, "fake");

@@ -45,6 +45,13 @@ void run_on_hosts(int world, int per_host, std::chrono::seconds deadline,
 }
 
 void check_all_reduce(ProcessGroup& pg, DType dtype, ReduceOp op, int64_t n) {
+  if (is_low_precision(dtype)) {
+    Tensor t = rank_tensor_half(pg.rank(), n, dtype);
+    pg.all_reduce(t, {.op = op})->wait();
+    require_close_half(t, pg.size(), op,
+                       str_cat("all_reduce ", reduce_op_name(op), " ", dtype_name(dtype), " n=", n));
+    return;
+  }
   dispatch_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     Tensor t = rank_tensor<T>(pg.rank(), n);
@@ -95,6 +102,20 @@ TEST(HierCollectives, AllReduceEveryDtypeOpAndSizeOnTwoHostsOfTwo) {
                  for (DType dtype : kDTypes) {
                    for (ReduceOp op : kOps) {
                      for (int64_t n : {0, 1, 7, 1023, 9001, 70001, 70002}) check_all_reduce(pg, dtype, op, n);
+                   }
+                 }
+               },
+               {{"CREW_SHM_BUFFER_BYTES", "4096"}, {"CREW_SHM_SMALL_BYTES", "512"}});
+}
+
+// bfloat16 and float16 (an O2 model's gradients) through 2 x 2: combined in float32, each
+// result rounded, AVG divided in float32 (the shm steps and the leaders' step).
+TEST(HierCollectives, AllReduceSixteenBitDtypesOnTwoHostsOfTwo) {
+  run_on_hosts(4, 2, std::chrono::seconds(120),
+               [](int rank, ProcessGroup& pg) {
+                 for (DType dtype : {DType::BFLOAT16, DType::FLOAT16}) {
+                   for (ReduceOp op : {ReduceOp::SUM, ReduceOp::AVG, ReduceOp::MAX}) {
+                     for (int64_t n : {1, 9001, 70001}) check_all_reduce(pg, dtype, op, n);
                    }
                  }
                },

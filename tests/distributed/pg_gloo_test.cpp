@@ -8,6 +8,7 @@
 
 #include "crew/distributed/backends/gloo/gloo_process_group.h"
 #include "crew/distributed/store/hash_store.h"
+#include "tests/distributed/reduction_values.h"
 
 namespace crew::dist {
 namespace {
@@ -106,6 +107,31 @@ TEST(PgGloo, AllReduceAcrossReductionChunks) {
           pg.all_reduce(t, {.op = op})->wait();
           expect_reduced(t, op, world, "all_reduce");
         }
+      }
+    });
+  }
+}
+
+// bfloat16 and float16, through the preamble (37 and 4096 elements) and by Gloo's algorithm
+// (700000, past the preamble's 1 MiB budget):
+// combined in float32, each result rounded; AVG divides in float32. Broadcast moves them as is.
+TEST(PgGloo, AllReduceAndBroadcastSixteenBitDtypes) {
+  using namespace testing_values;
+  for (int world : {2, 3}) {
+    run_group(world, [&](int rank, ProcessGroup& pg) {
+      for (DType dtype : {DType::BFLOAT16, DType::FLOAT16}) {
+        for (ReduceOp op : kOps) {
+          for (int64_t n : {37, 4096, 700000}) {
+            Tensor t = rank_tensor_half(rank, n, dtype);
+            pg.all_reduce(t, {.op = op})->wait();
+            require_close_half(t, world, op, str_cat("gloo all_reduce ", dtype_name(dtype), " n=", n));
+          }
+        }
+        Tensor b = rank_tensor_half(rank, 4096, dtype);
+        pg.broadcast(b, {.root = 1})->wait();
+        CHILD_EXPECT(
+            b.to(DType::FLOAT32).to_vector<float>() == rank_tensor<float>(1, 4096).to_vector<float>(),
+            "gloo broadcast ", dtype_name(dtype));
       }
     });
   }

@@ -2,6 +2,7 @@
 // Test values for the reduction collectives of every backend: rank r's element i is a small
 // positive integer, so float results are exact, and the expected result is computed directly
 // over the ranks in rank order.
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -63,6 +64,24 @@ void require_equal(const Tensor& t, const std::vector<T>& expected, const std::s
   CHILD_EXPECT(got.size() == expected.size(), what, ": size ", got.size(), " vs ", expected.size());
   for (size_t i = 0; i < got.size(); ++i) {
     CHILD_EXPECT(got[i] == expected[i], what, ": element ", i, " is ", +got[i], ", expected ", +expected[i]);
+  }
+}
+
+// The 16-bit dtypes (bfloat16, float16), which have no C++ arithmetic: rank `rank`'s input
+// value_of(rank, offset + i) in `dtype` (exact: small integers).
+inline Tensor rank_tensor_half(int rank, int64_t n, DType dtype) {
+  return rank_tensor<float>(rank, n).to(dtype);
+}
+
+// In a rank: t (a 16-bit reduction over `world` ranks) equals the exact reduction within two
+// roundings of its format (the combine's and AVG's division), relative.
+inline void require_close_half(const Tensor& t, int world, ReduceOp op, const std::string& what) {
+  const std::vector<float> got = t.to(DType::FLOAT32).to_vector<float>();
+  const std::vector<double> exact = expected_reduction<double>(world, t.numel(), op);
+  const double tolerance = t.dtype() == DType::BFLOAT16 ? 0x1p-7 : 0x1p-10;
+  for (size_t i = 0; i < got.size(); ++i) {
+    CHILD_EXPECT(std::abs(got[i] - exact[i]) <= tolerance * std::abs(exact[i]), what, ": element ", i, " is ",
+                 got[i], ", expected ", exact[i]);
   }
 }
 

@@ -60,6 +60,29 @@ TEST_P(ShmCollectives, AllReduceEveryDtypeOpAndSize) {
   EXPECT_TRUE(shm_entries(prefix).empty());
 }
 
+// bfloat16 and float16 (an O2 model's gradients, DataParallel's comm_dtype): combined in
+// float32, each result rounded; AVG divides in float32.
+TEST_P(ShmCollectives, AllReduceSixteenBitDtypes) {
+  const int world = GetParam();
+  const std::string prefix = set_unique_job("shmtest");
+  auto results = run_ranks(world, [&](int rank, Store& store) {
+    auto pg = make_shm_group(store, rank, world, small_buffers());
+    for (DType dtype : {DType::BFLOAT16, DType::FLOAT16}) {
+      for (ReduceOp op : kOps) {
+        for (int64_t n : kSizes) {
+          Tensor t = rank_tensor_half(rank, n, dtype);
+          pg->all_reduce(t, {.op = op})->wait();
+          CHILD_EXPECT(t.dtype() == dtype);
+          require_close_half(t, world, op,
+                             str_cat("all_reduce ", dtype_name(dtype), " ", reduce_op_name(op), " n=", n));
+        }
+      }
+    }
+  });
+  expect_all_ok(results);
+  EXPECT_TRUE(shm_entries(prefix).empty());
+}
+
 TEST_P(ShmCollectives, RootedAndListCollectives) {
   const int world = GetParam();
   const std::string prefix = set_unique_job("shmtest");

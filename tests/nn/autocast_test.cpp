@@ -6,13 +6,16 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <thread>
 
 #include "crew/autograd/autograd.h"
 #include "crew/autograd/ops.h"
+#include "crew/autograd/ops_math.h"
 #include "crew/core/error.h"
 #include "crew/nn/functional.h"
 #include "crew/nn/functional_extra.h"
+#include "crew/tensor/kernels/low_precision.h"
 #include "crew/tensor/random.h"
 
 namespace crew {
@@ -40,8 +43,8 @@ TEST(Autocast, WhiteListOpsRunInTheLowDtypeAndBlackListOpsInFloat32) {
   AutocastGuard guard(bf16());
   Tensor y = F::conv2d(x, w, Tensor());
   EXPECT_EQ(y.dtype(), DType::BFLOAT16);
-  EXPECT_EQ(F::relu(y).dtype(), DType::BFLOAT16);               // gray, one operand: keeps its dtype
-  EXPECT_EQ(F::max_pool2d(y, {2, 2}).dtype(), DType::FLOAT32);  // no 16-bit kernel
+  EXPECT_EQ(F::relu(y).dtype(), DType::BFLOAT16);                // gray, one operand: keeps its dtype
+  EXPECT_EQ(F::max_pool2d(y, {2, 2}).dtype(), DType::BFLOAT16);  // gray, with a 16-bit kernel
   Tensor logits = F::linear(F::flatten(y), lw, lb);
   EXPECT_EQ(logits.dtype(), DType::BFLOAT16);
   EXPECT_EQ(F::softmax(logits).dtype(), DType::FLOAT32);
@@ -102,6 +105,110 @@ TEST(Autocast, OpsWithoutA16BitKernelTakeTheConvsOutput) {
   EXPECT_EQ(F::resample2d(y, {8, 8}, true).dtype(), DType::FLOAT32);
   // Gray with mixed operands: promoted to float32.
   EXPECT_EQ(F::conv2d_transpose(y, param({4, 2, 3, 3}), Tensor()).dtype(), DType::FLOAT32);
+}
+
+// The tensor math of ops_math.h: a 16-bit operand, a DTypeError outside autocast, runs in
+// float32 inside (no 16-bit kernel, or Paddle's black list for the reductions), at O1 and O2,
+// with the float32 values of the bfloat16 input and a bfloat16 gradient for a bfloat16 leaf.
+TEST(Autocast, TensorMathRunsInFloat32) {
+  using Op = std::function<Tensor(const Tensor&)>;
+  const std::vector<std::pair<std::string, Op>> ops = {
+      {"abs", [](const Tensor& t) { return abs(t); }},
+      {"sqrt", [](const Tensor& t) { return sqrt(t); }},
+      {"rsqrt", [](const Tensor& t) { return rsqrt(t); }},
+      {"square", [](const Tensor& t) { return square(t); }},
+      {"sin", [](const Tensor& t) { return sin(t); }},
+      {"cos", [](const Tensor& t) { return cos(t); }},
+      {"tanh", [](const Tensor& t) { return tanh(t); }},
+      {"sigmoid", [](const Tensor& t) { return sigmoid(t); }},
+      {"erf", [](const Tensor& t) { return erf(t); }},
+      {"floor", [](const Tensor& t) { return floor(t); }},
+      {"clip", [](const Tensor& t) { return clip(t, 0.7, 0.9); }},
+      {"where",
+       [](const Tensor& t) {
+         return where(Tensor::from_vector<bool>({true, false, true, true}, {4}), t, mul(t, 2.0));
+       }},
+      {"cumsum", [](const Tensor& t) { return cumsum(t, 1); }},
+      {"prod", [](const Tensor& t) { return prod(t, {1}); }},
+      {"amax", [](const Tensor& t) { return amax(t, {1}); }},
+      {"amin", [](const Tensor& t) { return amin(t, {0}); }},
+      {"var", [](const Tensor& t) { return var(t, {1}); }},
+      {"std", [](const Tensor& t) { return stddev(t, {}); }},
+      {"norm", [](const Tensor& t) { return norm(t, 2.0, {}); }},
+      {"topk", [](const Tensor& t) { return topk(t, 2, 1).values; }},
+      {"sort", [](const Tensor& t) { return sort(t, 0).values; }},
+  };
+  const Tensor x16 = uniform({3, 4}, 0.5, 1.5).to(DType::BFLOAT16);
+  for (const auto& [name, op] : ops) {
+    EXPECT_THROW(op(x16), DTypeError)
+        << name << " has a bfloat16 kernel now: move it out of autocast's lists";
+    const std::vector<float> want = op(x16.to(DType::FLOAT32)).to_vector<float>();
+    for (AmpLevel level : {AmpLevel::O1, AmpLevel::O2}) {
+      Tensor leaf = x16.clone().set_stop_gradient(false);
+      Tensor y;
+      {
+        AutocastGuard guard(bf16(level));
+        y = op(leaf);
+      }
+      ASSERT_EQ(y.dtype(), DType::FLOAT32) << name;
+      EXPECT_EQ(y.to_vector<float>(), want) << name;
+      sum(y).backward();
+      ASSERT_TRUE(leaf.grad().defined()) << name;
+      EXPECT_EQ(leaf.grad().dtype(), DType::BFLOAT16) << name;
+    }
+  }
+  // Masks of 16-bit operands: computed in float32, exactly.
+  const Tensor y16 = uniform({3, 4}, 0.5, 1.5).to(DType::BFLOAT16);
+  const std::vector<std::pair<std::string, std::function<Tensor()>>> masks = {
+      {"greater_than", [&] { return greater_than(x16, y16); }},
+      {"equal", [&] { return equal(x16, x16); }},
+      {"isclose", [&] { return isclose(x16, y16, 0.1, 0.0); }},
+      {"isfinite", [&] { return isfinite(x16); }},
+      {"isnan", [&] { return isnan(x16); }},
+  };
+  for (const auto& [name, mask] : masks) {
+    EXPECT_THROW(mask(), DTypeError) << name << " has a bfloat16 kernel now: move it out of autocast's lists";
+    AutocastGuard guard(bf16());
+    EXPECT_EQ(mask().dtype(), DType::BOOL) << name;
+  }
+  {
+    AutocastGuard guard(bf16());
+    EXPECT_EQ(greater_than(x16, y16).to_vector<bool>(),
+              greater_than(x16.to(DType::FLOAT32), y16.to(DType::FLOAT32)).to_vector<bool>());
+  }
+  // The reductions stay float32 on float32 operands (black list), also at O2.
+  AutocastGuard guard(bf16(AmpLevel::O2));
+  EXPECT_EQ(cumsum(uniform({3, 4}, 0, 1), 0).dtype(), DType::FLOAT32);
+  EXPECT_EQ(var(uniform({3, 4}, 0, 1), {1}).dtype(), DType::FLOAT32);
+}
+
+// batch_norm on a bfloat16 conv output: trains in bfloat16 (float32 statistics; bfloat16
+// weight and bias, as a decorated C++ model has, are used in float32 and get bfloat16
+// gradients), within bfloat16's rounding of the float32 result; inference runs in float32.
+TEST(Autocast, BatchNormTrainsInBFloat16WithFloat32Statistics) {
+  if (!kernels::dnnl_supports(DType::BFLOAT16, "batch_norm")) GTEST_SKIP() << "no bfloat16 kernels here";
+  const Tensor x = uniform({4, 8, 5, 5}, -1, 1).to(DType::BFLOAT16);
+  Tensor w16 = uniform({8}, 0.5, 1.5).to(DType::BFLOAT16).set_stop_gradient(false);
+  Tensor b16 = uniform({8}, -0.5, 0.5).to(DType::BFLOAT16).set_stop_gradient(false);
+  Tensor rm = Tensor::zeros({8}), rv = Tensor::ones({8}), rm32 = Tensor::zeros({8}), rv32 = Tensor::ones({8});
+  Tensor y;
+  {
+    AutocastGuard guard(bf16(AmpLevel::O2));
+    y = F::batch_norm(x, rm, rv, w16, b16, /*training=*/true, 0.9, 1e-5);
+    EXPECT_EQ(F::batch_norm(x, rm32, rv32, w16, b16, /*training=*/false, 0.9, 1e-5).dtype(), DType::FLOAT32);
+  }
+  ASSERT_EQ(y.dtype(), DType::BFLOAT16);
+  const Tensor y32 = cast(y, DType::FLOAT32);
+  sum(y32 * y32).backward();
+  EXPECT_EQ(w16.grad().dtype(), DType::BFLOAT16);
+  EXPECT_EQ(b16.grad().dtype(), DType::BFLOAT16);
+  Tensor rm_ref = Tensor::zeros({8}), rv_ref = Tensor::ones({8});
+  const Tensor want = F::batch_norm(x.to(DType::FLOAT32), rm_ref, rv_ref, w16.detach().to(DType::FLOAT32),
+                                    b16.detach().to(DType::FLOAT32), true, 0.9, 1e-5);
+  const auto got = y.to(DType::FLOAT32).to_vector<float>(), ref = want.to_vector<float>();
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], ref[i], 2e-2) << i;
+  const auto m = rm.to_vector<float>(), m_ref = rm_ref.to_vector<float>();
+  for (size_t i = 0; i < m.size(); ++i) EXPECT_NEAR(m[i], m_ref[i], 1e-6) << "running mean " << i;
 }
 
 TEST(Autocast, CustomListsMoveOps) {

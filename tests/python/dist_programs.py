@@ -137,6 +137,41 @@ def amp_one_rank_inf(out_dir):
         json.dump(records, f)
 
 
+def amp_o2_comm_dtype(out_dir):
+    """O2 under DataParallel (bfloat16 parameters and gradients, averaged over the ranks), and
+    comm_dtype='bfloat16' for a float32 model against the plain float32 all_reduce."""
+    dist.init_parallel_env()
+    rank = dist.get_rank()
+    rng = np.random.default_rng(rank)
+    x = crew.to_tensor(rng.random((4, 5)).astype(np.float32))
+    y = crew.to_tensor(rng.integers(0, 3, (4,)).astype(np.int64))
+
+    def net():
+        crew.seed(3)
+        return crew.nn.Sequential(crew.nn.Linear(5, 8), crew.nn.ReLU(), crew.nn.Linear(8, 3))
+
+    o2 = net()
+    opt = crew.optimizer.Adam(learning_rate=0.01, parameters=o2.parameters())
+    o2, opt = crew.amp.decorate(o2, opt, level="O2", dtype="bfloat16")
+    model = crew.DataParallel(o2)
+    for _ in range(3):
+        with crew.amp.auto_cast(dtype="bfloat16", level="O2"):
+            loss = crew.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        grad_dtypes = [str(p.grad.dtype) for p in o2.parameters()]
+        opt.step()
+        opt.clear_grad()
+    grads = {}
+    for comm in (None, "bfloat16"):
+        m = net()
+        dp = crew.DataParallel(m, comm_dtype=comm)
+        crew.nn.functional.cross_entropy(dp(x), y).backward()
+        grads[str(comm)] = [p.grad.numpy().tolist() for p in m.parameters()]
+    with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:
+        json.dump({"params": [p.astype("float32").numpy().tolist() for p in o2.parameters()],
+                   "grad_dtypes": grad_dtypes, "grads": grads}, f)
+
+
 def amp_data_parallel(out_dir):
     """O1 autocast under DataParallel: bfloat16 linear layers, float32 gradients averaged over
     the ranks, the same parameters on both after a few steps with a GradScaler."""

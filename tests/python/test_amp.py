@@ -35,8 +35,9 @@ def test_white_list_ops_run_low_and_black_list_ops_float32(dtype):
         y = conv(x)
         assert name(y) == dtype
         assert name(F.relu(y)) == dtype
-        p = crew.nn.MaxPool2D(2)(y)  # no 16-bit kernel: float32
-        assert name(p) == "float32"
+        p = crew.nn.MaxPool2D(2)(y)  # gray, with a 16-bit kernel: keeps the dtype
+        assert name(p) == dtype
+        assert name(F.dropout(p, 0.5)) == "float32"  # no 16-bit kernel: float32
         logits = lin(crew.flatten(p, 1))
         assert name(logits) == dtype
         assert name(crew.matmul(t(rng.random((2, 3))), t(rng.random((3, 2))))) == dtype
@@ -45,7 +46,7 @@ def test_white_list_ops_run_low_and_black_list_ops_float32(dtype):
         assert name(F.layer_norm(logits, 5)) == "float32"
         assert name(crew.mean(logits)) == "float32"
         assert name(logits + t(np.ones((2, 5)))) == "float32"  # mixed operands promote
-    assert name(lin(crew.flatten(p, 1))) == "float32"  # off again outside
+    assert name(lin(crew.flatten(p.astype("float32"), 1))) == "float32"  # off again outside
 
 
 def test_float32_parameters_get_float32_gradients():
@@ -184,6 +185,24 @@ def test_auto_cast_under_data_parallel_keeps_the_ranks_equal(tmp_path):
         assert run["scale"] == 256
     for a, b in zip(runs[0]["params"], runs[1]["params"]):
         np.testing.assert_array_equal(np.array(a), np.array(b))
+
+
+def test_o2_and_bf16_communication_under_data_parallel(tmp_path):
+    runs = _spawn("amp_o2_comm_dtype", tmp_path)
+    for run in runs:
+        assert run["grad_dtypes"] == ["dtype.bfloat16"] * 4
+        for plain, compressed in zip(run["grads"]["None"], run["grads"]["bfloat16"]):
+            plain, compressed = np.array(plain), np.array(compressed)
+            assert np.linalg.norm(compressed - plain) <= 2 ** -7 * np.linalg.norm(plain)
+    for a, b in zip(runs[0]["params"], runs[1]["params"]):
+        np.testing.assert_array_equal(np.array(a), np.array(b))  # the O2 ranks stay equal
+    for a, b in zip(runs[0]["grads"]["bfloat16"], runs[1]["grads"]["bfloat16"]):
+        np.testing.assert_array_equal(np.array(a), np.array(b))
+
+
+def test_data_parallel_comm_dtype_must_be_16_bit():
+    with pytest.raises(ValueError, match="comm_dtype must be 'bfloat16', 'float16' or None"):
+        crew.DataParallel(crew.nn.Linear(2, 2), comm_dtype="float64")
 
 
 def _mynet_losses(steps, amp_dtype=None, level="O1"):

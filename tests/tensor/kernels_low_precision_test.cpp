@@ -1,5 +1,6 @@
 // The bfloat16 / float16 kernels against their float32 references, run on the same (rounded)
-// inputs: matmul, linear, conv2d forward and backward, relu, gelu, softmax. bfloat16 keeps 8
+// inputs: matmul, linear, conv2d forward and backward, relu, gelu, softmax, max and average
+// pooling, batch norm (bfloat16; float32 statistics). bfloat16 keeps 8
 // significant bits (relative rounding 2^-9), float16 11 (2^-12); the kernels accumulate in
 // float32 and round once, so each result is within ~1e-2 (bf16) / ~2e-3 (fp16) of the float32
 // one, relative to the result's largest magnitude. The LowPrecisionAvx2 suite runs again under
@@ -11,10 +12,12 @@
 #include <string>
 
 #include "crew/tensor/kernels/activation.h"
+#include "crew/tensor/kernels/batch_norm.h"
 #include "crew/tensor/kernels/conv.h"
 #include "crew/tensor/kernels/gemm.h"
 #include "crew/tensor/kernels/linear.h"
 #include "crew/tensor/kernels/low_precision.h"
+#include "crew/tensor/kernels/pool.h"
 #include "crew/tensor/kernels/softmax.h"
 #include "crew/tensor/random.h"
 
@@ -119,6 +122,63 @@ TEST_P(LowPrecision, ActivationsAndSoftmaxMatchFloat32) {
   expect_close(s, kernels::softmax_forward(x32, 1, false), dt, "softmax");
   expect_close(kernels::softmax_backward(g, s, 1, false),
                kernels::softmax_backward(g32, s.to(DType::FLOAT32), 1, false), dt, "softmax backward");
+}
+
+// Max and average pooling, forward and backward, of a row-major input (8 channels: oneDNN's
+// blocked kernel; 3: its plain one) and of a conv's output in oneDNN's blocked layout (what
+// ResNet-18 pools), with padding: the output keeps the 16-bit dtype, no float32 round trip.
+TEST_P(LowPrecision, PoolingForwardAndBackwardMatchFloat32) {
+  const DType dt = GetParam();
+  Generator gen(15);
+  const kernels::Pool2dParams p{{3, 3}, {2, 2}, {1, 1}};
+  const Tensor w = random_pair({16, 8, 3, 3}, dt, &gen).first;
+  const std::vector<Tensor> inputs = {
+      random_pair({2, 8, 9, 7}, dt, &gen).first, random_pair({2, 3, 8, 8}, dt, &gen).first,
+      kernels::conv2d_forward(random_pair({2, 8, 9, 9}, dt, &gen).first, w, Tensor(), {})};
+  for (const Tensor& x : inputs) {
+    for (kernels::PoolKind kind : {kernels::PoolKind::MAX, kernels::PoolKind::AVG}) {
+      const std::string what =
+          std::string(kind == kernels::PoolKind::MAX ? "max" : "avg") + "_pool2d " + shape_str(x.shape());
+      const kernels::PoolForwardResult r = kernels::pool2d_forward(kind, x, p, true);
+      // The float32 reference pools the 16-bit input's own values (the conv's rounded output).
+      const kernels::PoolForwardResult r32 = kernels::pool2d_forward(kind, x.to(DType::FLOAT32), p, true);
+      expect_close(r.y, r32.y, dt, what);
+      auto [g, g32] = random_pair(r32.y.shape(), dt, &gen);
+      const Tensor dx = kernels::pool2d_backward(kind, g, x.shape(), r.workspace, p,
+                                                 kernels::default_pool_impl(), r.x_layout);
+      expect_close(dx, kernels::pool2d_backward(kind, g32, x.shape(), r32.workspace, p), dt,
+                   what + " backward");
+    }
+  }
+}
+
+// Batch norm in training (oneDNN's bf16 kernel: bfloat16 data, float32 statistics, weight and
+// bias) of a row-major input and of a bf16 conv's blocked output, forward and backward.
+TEST(LowPrecisionBatchNorm, BFloat16TrainingMatchesFloat32) {
+  if (!kernels::dnnl_supports(DType::BFLOAT16, "batch_norm")) GTEST_SKIP() << "no bfloat16 kernels here";
+  const DType dt = DType::BFLOAT16;
+  Generator gen(16);
+  const Tensor w = random_pair({16, 8, 3, 3}, dt, &gen).first;
+  const Tensor scale = uniform({16}, 0.5, 1.5, DType::FLOAT32, &gen),
+               shift = uniform({16}, -1, 1, DType::FLOAT32, &gen);
+  for (const Tensor& x :
+       {random_pair({4, 16, 5, 6}, dt, &gen).first,
+        kernels::conv2d_forward(random_pair({4, 8, 7, 7}, dt, &gen).first, w, Tensor(), {})}) {
+    const Tensor x32 = x.to(DType::FLOAT32);
+    ASSERT_TRUE(kernels::batch_norm_supported(x));
+    kernels::BatchNormStats stats, stats32;
+    const Tensor y = kernels::batch_norm_forward(x, scale, shift, 1e-5, stats);
+    const Tensor y32 = kernels::batch_norm_forward(x32, scale, shift, 1e-5, stats32);
+    expect_close(y, y32, dt, "batch_norm " + shape_str(x.shape()));
+    expect_close(stats.mean, stats32.mean, DType::FLOAT32, "batch_norm mean (float32)");
+    expect_close(stats.variance, stats32.variance, DType::FLOAT32, "batch_norm variance (float32)");
+    auto [g, g32] = random_pair(x.shape(), dt, &gen);
+    const kernels::BatchNormGrads r = kernels::batch_norm_backward(g, x, scale, shift, 1e-5, stats);
+    const kernels::BatchNormGrads r32 = kernels::batch_norm_backward(g32, x32, scale, shift, 1e-5, stats32);
+    expect_close(r.x, r32.x, dt, "batch_norm d x");
+    expect_close(r.weight, r32.weight, DType::FLOAT32, "batch_norm d weight (float32)");
+    expect_close(r.bias, r32.bias, DType::FLOAT32, "batch_norm d bias (float32)");
+  }
 }
 
 TEST_P(LowPrecision, MixedDtypesAreADTypeError) {

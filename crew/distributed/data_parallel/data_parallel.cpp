@@ -10,6 +10,7 @@ dist::GradSyncOptions engine_options(const DataParallelOptions& o) {
   e.bucket_bytes_cap = o.comm_buffer_bytes;
   e.first_bucket_bytes = o.last_comm_buffer_bytes;
   e.find_unused_parameters = o.find_unused_parameters;
+  e.comm_dtype = o.comm_dtype;
   e.group = o.group;
   e.exit_check_timeout = o.exit_check_timeout;
   return e;

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,11 @@ struct DataParallelOptions {
   // (Paddle's last_comm_buffer_size, 1 MiB).
   size_t last_comm_buffer_bytes = 1u << 20;
   bool find_unused_parameters = false;
+  // DType::BFLOAT16 (or FLOAT16): float32 gradients are cast to it for the all_reduce and
+  // averaged back in float32, halving the bytes sent (PyTorch DDP's bf16_compress_hook;
+  // docs/data_parallel.md). nullopt: gradients sent in their own dtype (an O2 model's
+  // bfloat16 gradients are sent as bfloat16 either way).
+  std::optional<DType> comm_dtype;
   dist::Group* group = nullptr;  // nullptr = the default group
   // How long a finished rank waits at destruction for its peers to confirm the same step count.
   std::chrono::milliseconds exit_check_timeout{std::chrono::seconds(10)};

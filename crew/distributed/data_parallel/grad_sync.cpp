@@ -73,6 +73,7 @@ GradSync::GradSync(const std::vector<std::pair<std::string, Tensor>>& parameters
   ropts.bucket_bytes_cap = options_.bucket_bytes_cap;
   ropts.first_bucket_bytes = options_.first_bucket_bytes;
   ropts.find_unused_parameters = options_.find_unused_parameters;
+  ropts.comm_dtype = options_.comm_dtype;
   ropts.on_slow_wait = [this] { check_peers_running(); };
   reducer_ =
       std::make_unique<Reducer>(std::move(trained), std::move(names), group_->process_group_ptr(), ropts);

@@ -33,6 +33,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +50,9 @@ struct GradSyncOptions {
   // The bucket of the first parameters, reduced last (Paddle's last_comm_buffer_size, 1 MiB).
   size_t first_bucket_bytes = 1u << 20;
   bool find_unused_parameters = false;
+  // bfloat16 or float16: float32 gradients all-reduced in that dtype, half the bytes
+  // (ReducerOptions::comm_dtype, PyTorch DDP's bf16_compress_hook); nullopt: as they are.
+  std::optional<DType> comm_dtype;
   Group* group = nullptr;  // nullptr = the default group
   // How long a finished rank waits at destruction for its peers to confirm the same step count.
   std::chrono::milliseconds exit_check_timeout{std::chrono::seconds(10)};

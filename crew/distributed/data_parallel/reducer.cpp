@@ -1,12 +1,15 @@
 #include "crew/distributed/data_parallel/reducer.h"
 
 #include <algorithm>
+#include <map>
 #include <unordered_set>
 
 #include "crew/core/check.h"
 #include "crew/core/error.h"
 #include "crew/core/timer.h"
 #include "crew/tensor/kernels/bucket_copy.h"
+#include "crew/tensor/kernels/fill_cast.h"
+#include "crew/tensor/kernels/grad_clip.h"
 
 namespace crew::dist {
 namespace {
@@ -22,47 +25,62 @@ const char* kUnfinishedMessage =
 }  // namespace
 
 std::vector<std::vector<size_t>> Reducer::assign_buckets(const std::vector<size_t>& param_bytes,
-                                                         size_t first_bucket_bytes, size_t bucket_bytes_cap) {
+                                                         size_t first_bucket_bytes, size_t bucket_bytes_cap,
+                                                         const std::vector<DType>& dtypes) {
+  CREW_CHECK(dtypes.empty() || dtypes.size() == param_bytes.size(), "Reducer: one dtype per parameter");
+  struct Open {
+    std::vector<size_t> params;
+    size_t bytes = 0;
+    bool closed_one = false;  // a group of this dtype was closed: later ones take the cap
+  };
+  std::map<DType, Open> open;  // per dtype, the group being filled
   std::vector<std::vector<size_t>> groups;
-  std::vector<size_t> current;
-  size_t current_bytes = 0;
   for (size_t i = 0; i < param_bytes.size(); ++i) {
-    current.push_back(i);
-    current_bytes += param_bytes[i];
-    const size_t limit = groups.empty() ? first_bucket_bytes : bucket_bytes_cap;
-    if (current_bytes >= limit) {
-      groups.push_back(std::move(current));
-      current.clear();
-      current_bytes = 0;
+    Open& g = open[dtypes.empty() ? DType::FLOAT32 : dtypes[i]];
+    g.params.push_back(i);
+    g.bytes += param_bytes[i];
+    if (g.bytes >= (g.closed_one ? bucket_bytes_cap : first_bucket_bytes)) {
+      groups.push_back(std::move(g.params));
+      g = Open{{}, 0, true};
     }
   }
-  if (!current.empty()) groups.push_back(std::move(current));
+  for (auto& [dtype, g] : open) {
+    if (!g.params.empty()) groups.push_back(std::move(g.params));
+  }
+  std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.front() < b.front(); });
   std::reverse(groups.begin(), groups.end());
   return groups;
 }
 
-Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
-                 std::shared_ptr<ProcessGroup> group, ReducerOptions options)
-    : params_(std::move(params)),
-      names_(std::move(names)),
-      group_(std::move(group)),
-      options_(std::move(options)) {
+void Reducer::check_parameters() const {
   CREW_CHECK(group_ != nullptr, "DataParallel: no process group");
   CREW_CHECK(!params_.empty(),
              "DataParallel: this model does not have any parameters to train, and does not "
              "need to use DataParallel");
   CREW_CHECK_EQ(params_.size(), names_.size(), "Reducer: one name per parameter");
-  std::vector<size_t> bytes;
+  CREW_CHECK(!options_.comm_dtype || is_low_precision(*options_.comm_dtype), "DataParallel (rank ",
+             group_->rank(), "): comm_dtype must be bfloat16 or float16, got ",
+             dtype_name(*options_.comm_dtype));
   for (size_t i = 0; i < params_.size(); ++i) {
-    CREW_CHECK(params_[i].dtype() == DType::FLOAT32, "DataParallel: parameter ", names_[i], " has dtype ",
-               dtype_name(params_[i].dtype()), "; only float32 parameters are supported");
+    const DType dtype = params_[i].dtype();
+    CREW_CHECK(dtype == DType::FLOAT32 || is_low_precision(dtype), "DataParallel: parameter ", names_[i],
+               " has dtype ", dtype_name(dtype),
+               "; only float32, bfloat16 and float16 parameters are supported");
     CREW_CHECK(params_[i].numel() > 0, "DataParallel: parameter ", names_[i], " is empty");
     CREW_CHECK_T(DeviceError, params_[i].place() == params_[0].place(), "DataParallel: parameter ", names_[i],
                  " is on ", params_[i].place().to_string(), ", parameter ", names_[0], " on ",
                  params_[0].place().to_string(), "; all parameters must be on one place");
-    bytes.push_back(params_[i].nbytes());
   }
-  auto groups = assign_buckets(bytes, options_.first_bucket_bytes, options_.bucket_bytes_cap);
+}
+
+void Reducer::build_buckets() {
+  std::vector<size_t> bytes;
+  std::vector<DType> dtypes;
+  for (const Tensor& p : params_) {
+    bytes.push_back(p.nbytes());
+    dtypes.push_back(p.dtype());
+  }
+  auto groups = assign_buckets(bytes, options_.first_bucket_bytes, options_.bucket_bytes_cap, dtypes);
   bucket_of_.resize(params_.size());
   slot_of_.resize(params_.size());
   for (size_t b = 0; b < groups.size(); ++b) {
@@ -76,12 +94,28 @@ Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
       slot_of_[p] = s;
     }
     // On the parameters' place; in host memory, in the group's own where it has some (shm:
-    // reduced in place, no staging copies).
+    // reduced in place, no staging copies). Only the buffer that is sent needs to be there.
     const Place& place = params_[bucket.params[0]].place();
-    bucket.flat = place.host_accessible() ? group_->allocate_buffer(bucket.numel, DType::FLOAT32)
-                                          : Tensor::zeros({bucket.numel}, DType::FLOAT32, place);
+    const DType dtype = params_[bucket.params[0]].dtype();
+    const bool compress = options_.comm_dtype && dtype == DType::FLOAT32;
+    auto buffer = [&](DType t, bool sent) {
+      return place.host_accessible() && sent ? group_->allocate_buffer(bucket.numel, t)
+                                             : Tensor::zeros({bucket.numel}, t, place);
+    };
+    bucket.flat = buffer(dtype, !compress);
+    if (compress) bucket.comm = buffer(*options_.comm_dtype, true);
     buckets_.push_back(std::move(bucket));
   }
+}
+
+Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
+                 std::shared_ptr<ProcessGroup> group, ReducerOptions options)
+    : params_(std::move(params)),
+      names_(std::move(names)),
+      group_(std::move(group)),
+      options_(std::move(options)) {
+  check_parameters();
+  build_buckets();
   slots_.resize(params_.size());
   for (size_t p = 0; p < params_.size(); ++p) {
     const Bucket& bucket = buckets_[bucket_of_[p]];
@@ -192,7 +226,12 @@ void Reducer::mark_ready(size_t index, bool has_grad) {
 void Reducer::launch_ready_buckets() {
   while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
     Bucket& bucket = buckets_[next_bucket_];
-    bucket.work = group_->all_reduce(bucket.flat, {.op = ReduceOp::AVG});
+    if (bucket.comm.defined()) {
+      kernels::cast_kernel.get(bucket.flat.place().type)(bucket.flat, bucket.comm);
+      bucket.work = group_->all_reduce(bucket.comm, {.op = ReduceOp::SUM});
+    } else {
+      bucket.work = group_->all_reduce(bucket.flat, {.op = ReduceOp::AVG});
+    }
     ++next_bucket_;
   }
   if (next_bucket_ == buckets_.size()) finalize();
@@ -221,13 +260,21 @@ void Reducer::wait_bucket(Bucket& bucket) {
   }
 }
 
+void Reducer::finish_bucket(Bucket& bucket) {
+  if (!bucket.comm.defined()) return;
+  kernels::cast_kernel.get(bucket.flat.place().type)(bucket.comm, bucket.flat);
+  kernels::scale_(bucket.flat, 1.0 / static_cast<double>(group_->size()));
+}
+
 void Reducer::finalize() {
   armed_ = false;
   Stopwatch wait_clock;
   for (auto& bucket : buckets_) wait_bucket(bucket);
   stats_.comm_wait_seconds = wait_clock.seconds();
+  for (auto& bucket : buckets_) finish_bucket(bucket);
   total_comm_wait_ += stats_.comm_wait_seconds;
-  // The averaged gradients (AVG: the backend divides while it reduces) stay in the buckets,
+  // The averaged gradients (AVG: the backend divides while it reduces; with comm_dtype,
+  // finish_bucket) stay in the buckets,
   // whose slots mark_ready made the parameters' gradients (PyTorch's
   // gradient_as_bucket_view): nothing is copied out.
   for (auto& bucket : buckets_) bucket.work.reset();

@@ -1,11 +1,13 @@
 // batch_norm over the channel axis of [N, C, ...] (training and inference), optionally with
 // statistics synchronised over ranks (SyncBatchNorm, through a BatchNormStatsSync). Float32
 // training without a sync runs on oneDNN; the rest (inference, SyncBatchNorm's global
-// statistics, float64) on the loops of crew/tensor/kernels/batch_norm_loops.h.
+// statistics, float64) on the loops of crew/tensor/kernels/batch_norm_loops.h. 16-bit operands
+// (mixed precision): a bfloat16 x trains on oneDNN's bf16 kernel with float32 statistics,
+// weight and bias (16-bit ones cast up), its output bfloat16; elsewhere x is cast to float32.
 #include <cmath>
 
-#include "crew/autograd/autocast.h"
 #include "crew/autograd/function.h"
+#include "crew/autograd/ops_cast.h"
 #include "crew/nn/functional.h"
 #include "crew/tensor/kernels/batch_norm.h"
 #include "crew/tensor/kernels/batch_norm_loops.h"
@@ -86,17 +88,19 @@ void check_channel_tensor(const Tensor& t, int64_t c, DType dtype, const char* w
              dtype_name(t.dtype()), " does not match ", c, " channels of ", dtype_name(dtype));
 }
 
+// channels: the dtype of the running statistics, weight and bias (x's, or float32 for a
+// bfloat16 x).
 Layout check_inputs(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
-                    const Tensor& weight, const Tensor& bias, bool training, bool synced) {
-  kernels::check_floating(x, "batch_norm");
+                    const Tensor& weight, const Tensor& bias, bool training, bool synced, DType channels) {
+  if (channels == x.dtype()) kernels::check_floating(x, "batch_norm");
   CREW_CHECK(x.dim() >= 2, "batch_norm: input must be [N, C, ...], got shape ", shape_str(x.shape()));
   Layout l{x.size(0), x.size(1), 1};
   for (int64_t d = 2; d < x.dim(); ++d) l.spatial *= x.size(d);
   CREW_CHECK(running_mean.defined() && running_var.defined(), "batch_norm: running statistics are undefined");
-  check_channel_tensor(running_mean, l.c, x.dtype(), "running_mean");
-  check_channel_tensor(running_var, l.c, x.dtype(), "running_var");
-  check_channel_tensor(weight, l.c, x.dtype(), "weight");
-  check_channel_tensor(bias, l.c, x.dtype(), "bias");
+  check_channel_tensor(running_mean, l.c, channels, "running_mean");
+  check_channel_tensor(running_var, l.c, channels, "running_var");
+  check_channel_tensor(weight, l.c, channels, "weight");
+  check_channel_tensor(bias, l.c, channels, "bias");
   // Synced, one rank's share may be empty: the global count is checked after its all_reduce.
   if (training && !synced) CREW_CHECK(l.n * l.spatial > 0, "batch_norm: training needs a non-empty batch");
   return l;
@@ -127,11 +131,21 @@ Tensor batch_norm_onednn(const Tensor& x, Tensor& running_mean, Tensor& running_
 
 Tensor batch_norm(const Tensor& x, Tensor& running_mean, Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum, double epsilon, SyncPtr sync) {
-  if (auto in = amp::autocast_operands("batch_norm", x, weight, bias)) {
-    return batch_norm((*in)[0], running_mean, running_var, (*in)[1], (*in)[2], training, momentum, epsilon,
+  auto low = [](const Tensor& t) { return t.defined() && is_low_precision(t.dtype()); };
+  if (low(x) || low(weight) || low(bias)) {
+    // Mixed precision (autocast or an O2 model): the statistics and parameters in float32,
+    // recorded casts so that 16-bit leaves get 16-bit gradients.
+    auto up = [&low](const Tensor& t) { return low(t) ? cast(t, DType::FLOAT32) : t; };
+    const Tensor w32 = up(weight), b32 = up(bias);
+    if (x.dtype() == DType::BFLOAT16 && training && sync == nullptr && kernels::batch_norm_supported(x)) {
+      check_inputs(x, running_mean, running_var, w32, b32, true, false, DType::FLOAT32);
+      return batch_norm_onednn(x, running_mean, running_var, w32, b32, momentum, epsilon);
+    }
+    return batch_norm(up(x), running_mean, running_var, w32, b32, training, momentum, epsilon,
                       std::move(sync));
   }
-  const Layout l = check_inputs(x, running_mean, running_var, weight, bias, training, sync != nullptr);
+  const Layout l =
+      check_inputs(x, running_mean, running_var, weight, bias, training, sync != nullptr, x.dtype());
   // SyncBatchNorm keeps the loops even alone: one process and N ranks compute alike.
   if (training && sync == nullptr && kernels::batch_norm_supported(x)) {
     return batch_norm_onednn(x, running_mean, running_var, weight, bias, momentum, epsilon);

@@ -3,6 +3,7 @@
 #include "crew/core/check.h"
 #include "crew/tensor/kernels/dnnl_context.h"
 #include "crew/tensor/kernels/dnnl_layout.h"
+#include "crew/tensor/kernels/low_precision.h"
 
 namespace crew::kernels {
 namespace {
@@ -14,14 +15,16 @@ struct BnEntry {
 };
 
 // `layout`: the blocked layout the data is in, or null for row-major.
-std::shared_ptr<BnEntry> bn_entry(const Shape& shape, const detail::DnnlLayout* layout, bool scale,
-                                  bool shift, double epsilon) {
+// dtype: the data's (float32 or bfloat16); statistics, scale and shift are float32 either way.
+std::shared_ptr<BnEntry> bn_entry(const Shape& shape, DType dtype, const detail::DnnlLayout* layout,
+                                  bool scale, bool shift, double epsilon) {
   static detail::PrimitiveCache<BnEntry> cache;
-  const std::string key =
-      str_cat(shape_str(shape), static_cast<const void*>(layout), ',', scale, shift, ',', epsilon);
+  const std::string key = str_cat(shape_str(shape), dtype_name(dtype), static_cast<const void*>(layout), ',',
+                                  scale, shift, ',', epsilon);
   return cache.get(key, [&] {
     auto e = std::make_shared<BnEntry>();
-    e->data_md = layout ? layout->desc() : detail::plain_desc(detail::to_dims(shape));
+    e->data_md =
+        layout ? layout->desc() : detail::plain_desc(detail::to_dims(shape), detail::dnnl_type(dtype));
     e->stat_md = detail::plain_desc({shape[1]});
     auto flags = dnnl::normalization_flags::none;
     if (scale) flags |= dnnl::normalization_flags::use_scale;
@@ -54,7 +57,9 @@ Tensor new_data(const Tensor& like, const detail::DnnlLayout* layout) {
 }  // namespace
 
 bool batch_norm_supported(const Tensor& x) {
-  return x.dtype() == DType::FLOAT32 && x.dim() >= 2 && x.dim() <= 4 && x.numel() > 0;
+  const bool dtype_ok = x.dtype() == DType::FLOAT32 ||
+                        (x.dtype() == DType::BFLOAT16 && dnnl_supports(DType::BFLOAT16, "batch_norm"));
+  return dtype_ok && x.dim() >= 2 && x.dim() <= 4 && x.numel() > 0;
 }
 
 namespace {
@@ -63,12 +68,16 @@ Tensor batch_norm_forward_into(const Tensor& x, const Tensor& weight, const Tens
                                BatchNormStats& stats) {
   CREW_CHECK(batch_norm_supported(x), "batch_norm (oneDNN): unsupported input ", shape_str(x.shape()), " ",
              dtype_name(x.dtype()));
+  for (const Tensor* t : {&weight, &bias}) {
+    CREW_CHECK_T(DTypeError, !t->defined() || t->dtype() == DType::FLOAT32,
+                 "batch_norm (oneDNN): weight and bias must be float32, got ", dtype_name(t->dtype()));
+  }
   const detail::DnnlLayout* layout = detail::dnnl_layout_of(x);
   stats.mean = Tensor::uninitialized({x.size(1)});
   stats.variance = Tensor::uninitialized({x.size(1)});
   Tensor y = new_data(x, layout);
   try {
-    auto e = bn_entry(x.shape(), layout, weight.defined(), bias.defined(), epsilon);
+    auto e = bn_entry(x.shape(), x.dtype(), layout, weight.defined(), bias.defined(), epsilon);
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, data_memory(*e, x, layout)},
         {DNNL_ARG_DST, data_memory(*e, y, layout)},
@@ -95,7 +104,7 @@ BatchNormGrads batch_norm_backward_grads(const Tensor& grad_y, const Tensor& x, 
   if (weight.defined()) out.weight = Tensor::uninitialized({x.size(1)});
   if (bias.defined()) out.bias = Tensor::uninitialized({x.size(1)});
   try {
-    auto e = bn_entry(x.shape(), layout, weight.defined(), bias.defined(), epsilon);
+    auto e = bn_entry(x.shape(), x.dtype(), layout, weight.defined(), bias.defined(), epsilon);
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, data_memory(*e, x, layout)},
         {DNNL_ARG_DIFF_DST, data_memory(*e, grad_y, layout)},

@@ -15,7 +15,8 @@ struct BatchNormStats {
   Tensor mean, variance;
 };
 
-// Whether the oneDNN kernels take x: float32 with 2 to 4 dims and a non-empty batch.
+// Whether the oneDNN kernels take x: float32, or bfloat16 where oneDNN has bf16 kernels (the
+// statistics, weight and bias float32), with 2 to 4 dims and a non-empty batch.
 bool batch_norm_supported(const Tensor& x);
 
 // y = (x - mean) / sqrt(var + epsilon) * weight + bias with the batch's statistics, which go

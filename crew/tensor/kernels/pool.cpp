@@ -4,6 +4,7 @@
 #include "crew/core/env.h"
 #include "crew/tensor/kernels/dnnl_context.h"
 #include "crew/tensor/kernels/dnnl_layout.h"
+#include "crew/tensor/kernels/low_precision.h"
 #include "crew/tensor/kernels/pool_direct.h"
 
 namespace crew::kernels {
@@ -13,12 +14,14 @@ using dnnl::memory;
 
 struct PoolGeometry {
   memory::dims src, dst, kernel, strides, pad_l, pad_r;
+  memory::data_type dt = memory::data_type::f32;  // of src and dst (bf16: oneDNN's bf16 kernels)
   std::string key;
 };
 
-PoolGeometry geometry(PoolKind kind, const Shape& x, const Pool2dParams& p) {
+PoolGeometry geometry(PoolKind kind, const Shape& x, const Pool2dParams& p, DType dtype) {
   const Shape y = pool2d_output_shape(x, p);
   PoolGeometry g;
+  g.dt = detail::dnnl_type(dtype);
   g.src = detail::to_dims(x);
   g.dst = detail::to_dims(y);
   g.kernel = {p.kernel[0], p.kernel[1]};
@@ -28,8 +31,8 @@ PoolGeometry geometry(PoolKind kind, const Shape& x, const Pool2dParams& p) {
     int64_t r = (y[2 + i] - 1) * p.stride[i] + p.kernel[i] - x[2 + i] - p.padding[i];
     g.pad_r.push_back(r < 0 ? 0 : r);
   }
-  g.key = str_cat(kind == PoolKind::MAX ? "max" : "avg", shape_str(x), p.kernel[0], ',', p.kernel[1], ',',
-                  p.stride[0], ',', p.stride[1], ',', p.padding[0], ',', p.padding[1]);
+  g.key = str_cat(kind == PoolKind::MAX ? "max" : "avg", dtype_name(dtype), shape_str(x), p.kernel[0], ',',
+                  p.kernel[1], ',', p.stride[0], ',', p.stride[1], ',', p.padding[0], ',', p.padding[1]);
   return g;
 }
 
@@ -40,9 +43,9 @@ dnnl::algorithm algorithm_of(PoolKind kind) {
 // oneDNN's fast (jit) pooling wants channel-blocked data; its plain-NCHW pooling is a slow
 // reference loop. With C a multiple of 8 we therefore reorder into nChw8c and back, which
 // costs far less than the plain kernel saves.
-memory::desc wanted_desc(const memory::dims& dims) {
-  if (dims[1] % 8 == 0) return memory::desc(dims, memory::data_type::f32, memory::format_tag::nChw8c);
-  return detail::plain_desc(dims);
+memory::desc wanted_desc(const memory::dims& dims, memory::data_type dt) {
+  if (dims[1] % 8 == 0) return memory::desc(dims, dt, memory::format_tag::nChw8c);
+  return detail::plain_desc(dims, dt);
 }
 
 struct ForwardEntry {
@@ -64,16 +67,16 @@ std::shared_ptr<ForwardEntry> forward_entry(PoolKind kind, const PoolGeometry& g
   static detail::PrimitiveCache<ForwardEntry> cache;
   return cache.get(str_cat(training, g.key, static_cast<const void*>(layout)), [&] {
     auto e = std::make_shared<ForwardEntry>();
-    const memory::desc src = layout ? layout->desc() : wanted_desc(g.src);
+    const memory::desc src = layout ? layout->desc() : wanted_desc(g.src, g.dt);
     const memory::desc dst =
-        layout ? memory::desc(g.dst, memory::data_type::f32, memory::format_tag::any) : wanted_desc(g.dst);
+        layout ? memory::desc(g.dst, g.dt, memory::format_tag::any) : wanted_desc(g.dst, g.dt);
     dnnl::pooling_forward::desc d(
         training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference, algorithm_of(kind),
         src, dst, g.strides, g.kernel, g.pad_l, g.pad_r);
     e->pd = dnnl::pooling_forward::primitive_desc(d, detail::cpu_engine());
     e->prim = dnnl::pooling_forward(e->pd);
-    e->src = detail::LayoutBridge(detail::plain_desc(g.src), e->pd.src_desc());
-    e->dst = detail::LayoutBridge(detail::plain_desc(g.dst), e->pd.dst_desc());
+    e->src = detail::LayoutBridge(detail::plain_desc(g.src, g.dt), e->pd.src_desc());
+    e->dst = detail::LayoutBridge(detail::plain_desc(g.dst, g.dt), e->pd.dst_desc());
     return e;
   });
 }
@@ -88,8 +91,8 @@ std::shared_ptr<BackwardEntry> backward_entry(PoolKind kind, const PoolGeometry&
                                    g.kernel, g.pad_l, g.pad_r);
     dnnl::pooling_backward::primitive_desc pd(d, detail::cpu_engine(), fwd->pd);
     b->prim = dnnl::pooling_backward(pd);
-    b->diff_dst = detail::LayoutBridge(detail::plain_desc(g.dst), pd.diff_dst_desc());
-    b->diff_src = detail::LayoutBridge(detail::plain_desc(g.src), pd.diff_src_desc());
+    b->diff_dst = detail::LayoutBridge(detail::plain_desc(g.dst, g.dt), pd.diff_dst_desc());
+    b->diff_src = detail::LayoutBridge(detail::plain_desc(g.src, g.dt), pd.diff_src_desc());
     b->workspace = fwd->pd.workspace_desc();
     return b;
   });
@@ -126,7 +129,17 @@ namespace {
 
 std::tuple<Tensor, Tensor, std::shared_ptr<const OpaqueLayout>> pool2d_forward_cpu(
     PoolKind kind, const Tensor& x, const Pool2dParams& p, bool with_workspace, PoolImpl impl) {
-  CREW_CHECK(x.dtype() == DType::FLOAT32, "pool2d: input must be float32, got ", dtype_name(x.dtype()));
+  CREW_CHECK_T(DTypeError, x.dtype() == DType::FLOAT32 || is_low_precision(x.dtype()),
+               "pool2d: input must be float32, bfloat16 or float16, got ", dtype_name(x.dtype()));
+  if (is_low_precision(x.dtype())) {
+    // 16 bits: oneDNN's kernels where it has them (the direct kernel is float32's); else
+    // through float32, rounding the result (the max is exact either way).
+    if (!dnnl_supports(x.dtype(), "pool2d")) {
+      auto [y, workspace, layout] = pool2d_forward_cpu(kind, to_float32(x), p, with_workspace, impl);
+      return {y.to(x.dtype()), workspace, layout};
+    }
+    impl = PoolImpl::ONEDNN;
+  }
   PoolForwardResult r;
   const Shape y_shape = pool2d_output_shape(x.shape(), p);
   // A blocked x (a conv's or relu's output) is pooled by oneDNN as it is, into a blocked y.
@@ -138,7 +151,7 @@ std::tuple<Tensor, Tensor, std::shared_ptr<const OpaqueLayout>> pool2d_forward_c
     detail::pool2d_direct_forward(kind, x, p, r.y, r.workspace);
     return {r.y, r.workspace, r.x_layout};
   }
-  const PoolGeometry g = geometry(kind, x.shape(), p);
+  const PoolGeometry g = geometry(kind, x.shape(), p, x.dtype());
   try {
     auto e = forward_entry(kind, g, with_workspace, layout);
     if (layout != nullptr) r.x_layout = detail::dnnl_layout(layout->desc());
@@ -160,14 +173,22 @@ std::tuple<Tensor, Tensor, std::shared_ptr<const OpaqueLayout>> pool2d_forward_c
 Tensor pool2d_backward_cpu(PoolKind kind, const Tensor& grad_y, const Shape& x_shape, const Tensor& workspace,
                            const Pool2dParams& p, PoolImpl impl,
                            const std::shared_ptr<const OpaqueLayout>& x_layout) {
-  CREW_CHECK(grad_y.dtype() == DType::FLOAT32 && grad_y.shape() == pool2d_output_shape(x_shape, p),
-             "pool2d backward: grad_output ", shape_str(grad_y.shape()), " does not match the output");
+  CREW_CHECK(grad_y.shape() == pool2d_output_shape(x_shape, p), "pool2d backward: grad_output ",
+             shape_str(grad_y.shape()), " does not match the output");
+  CREW_CHECK_T(DTypeError, grad_y.dtype() == DType::FLOAT32 || is_low_precision(grad_y.dtype()),
+               "pool2d backward: grad_output must be float32, bfloat16 or float16, got ",
+               dtype_name(grad_y.dtype()));
+  if (is_low_precision(grad_y.dtype()) && !dnnl_supports(grad_y.dtype(), "pool2d")) {
+    // As the forward: through float32 (its workspace and layout are float32's).
+    return pool2d_backward_cpu(kind, to_float32(grad_y), x_shape, workspace, p, impl, x_layout)
+        .to(grad_y.dtype());
+  }
   const auto* layout = dynamic_cast<const detail::DnnlLayout*>(x_layout.get());
   if (kind == PoolKind::MAX) {
     CREW_CHECK(workspace.defined(), "pool2d backward: max pooling needs the forward workspace");
     impl = workspace.dtype() == DType::INT32 ? PoolImpl::DIRECT : PoolImpl::ONEDNN;
   }
-  if (layout != nullptr) impl = PoolImpl::ONEDNN;
+  if (layout != nullptr || is_low_precision(grad_y.dtype())) impl = PoolImpl::ONEDNN;
   if (impl == PoolImpl::DIRECT) {
     CREW_CHECK(kind == PoolKind::AVG || workspace.shape() == grad_y.shape(), "pool2d backward: workspace ",
                shape_str(workspace.shape()), " does not match the output");
@@ -176,7 +197,7 @@ Tensor pool2d_backward_cpu(PoolKind kind, const Tensor& grad_y, const Shape& x_s
     detail::pool2d_direct_backward(kind, grad_y, workspace, p, grad_x);
     return grad_x;
   }
-  const PoolGeometry g = geometry(kind, x_shape, p);
+  const PoolGeometry g = geometry(kind, x_shape, p, grad_y.dtype());
   Tensor grad_x;
   try {
     auto e = backward_entry(kind, g, layout);

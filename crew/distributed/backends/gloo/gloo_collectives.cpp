@@ -48,7 +48,7 @@ void split_into(const Tensor& flat, std::vector<Tensor>& parts) {
 void gloo_all_reduce(const std::shared_ptr<::gloo::Context>& context, Tensor& t, ReduceOp op, uint32_t tag,
                      std::chrono::milliseconds timeout) {
   if (t.numel() == 0) return;
-  dispatch_dtype(t.dtype(), [&](auto type_tag) {
+  dispatch_storage_dtype(t.dtype(), [&](auto type_tag) {
     using T = decltype(type_tag);
     ::gloo::AllreduceOptions opts(context);
     opts.setOutput<T>(static_cast<T*>(t.raw_data()), static_cast<size_t>(t.numel()));
@@ -134,7 +134,7 @@ std::shared_ptr<Work> GlooProcessGroup::broadcast(Tensor& tensor, const Broadcas
           if (context->rank != root) std::memcpy(t.raw_data(), preamble.data_from(root), t.nbytes());
           return;
         }
-        dispatch_dtype(t.dtype(), [&](auto type_tag) {
+        dispatch_storage_dtype(t.dtype(), [&](auto type_tag) {
           using T = decltype(type_tag);
           ::gloo::BroadcastOptions opts(context);
           opts.setOutput<T>(static_cast<T*>(t.raw_data()), static_cast<size_t>(t.numel()));
@@ -173,7 +173,7 @@ std::shared_ptr<Work> GlooProcessGroup::reduce(Tensor& tensor, const ReduceOptio
                                  context->size, preamble);
           }
         } else {
-          dispatch_dtype(t.dtype(), [&](auto type_tag) {
+          dispatch_storage_dtype(t.dtype(), [&](auto type_tag) {
             using T = decltype(type_tag);
             ::gloo::ReduceOptions opts(context);
             opts.setOutput<T>(static_cast<T*>(t.raw_data()), static_cast<size_t>(t.numel()));
@@ -210,7 +210,7 @@ std::shared_ptr<Work> GlooProcessGroup::all_gather(std::vector<Tensor>& outputs,
           return;
         }
         Tensor flat = Tensor::empty({static_cast<int64_t>(outs.size()) * in.numel()}, in.dtype());
-        dispatch_dtype(in.dtype(), [&](auto type_tag) {
+        dispatch_storage_dtype(in.dtype(), [&](auto type_tag) {
           using T = decltype(type_tag);
           ::gloo::AllgatherOptions opts(context);
           opts.setInput<T>(static_cast<T*>(in.raw_data()), static_cast<size_t>(in.numel()));
@@ -256,7 +256,7 @@ std::shared_ptr<Work> GlooProcessGroup::gather(std::vector<Tensor>& outputs, con
         }
         Tensor flat = is_root ? Tensor::empty({static_cast<int64_t>(context->size) * in.numel()}, in.dtype())
                               : Tensor();
-        dispatch_dtype(in.dtype(), [&](auto type_tag) {
+        dispatch_storage_dtype(in.dtype(), [&](auto type_tag) {
           using T = decltype(type_tag);
           ::gloo::GatherOptions opts(context);
           opts.setInput<T>(static_cast<T*>(in.raw_data()), static_cast<size_t>(in.numel()));
@@ -295,7 +295,7 @@ std::shared_ptr<Work> GlooProcessGroup::scatter(Tensor& output, const std::vecto
           std::memcpy(out.raw_data(), src, out.nbytes());
           return;
         }
-        dispatch_dtype(out.dtype(), [&](auto type_tag) {
+        dispatch_storage_dtype(out.dtype(), [&](auto type_tag) {
           using T = decltype(type_tag);
           ::gloo::ScatterOptions opts(context);
           if (!ins.empty()) {
@@ -376,7 +376,7 @@ std::shared_ptr<Work> GlooProcessGroup::alltoall(std::vector<Tensor>& outputs,
         }
         Tensor flat_in = concat(ins, ins[0]);
         Tensor flat_out = Tensor::empty({flat_in.numel()}, flat_in.dtype());
-        dispatch_dtype(flat_in.dtype(), [&](auto type_tag) {
+        dispatch_storage_dtype(flat_in.dtype(), [&](auto type_tag) {
           using T = decltype(type_tag);
           ::gloo::AlltoallOptions opts(context);
           opts.setInput<T>(static_cast<T*>(flat_in.raw_data()), static_cast<size_t>(flat_in.numel()));

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "crew/distributed/backends/half_reduce.h"
+
 namespace crew::dist::detail {
 
 namespace {
@@ -42,10 +44,17 @@ GlooReduceFn typed_fn(ReduceOp op) {
 }  // namespace
 
 GlooReduceFn gloo_reduce_fn(ReduceOp op, DType dtype) {
+  if (is_low_precision(dtype)) {
+    return [op, dtype](void* c, const void* a, const void* b, size_t n) {
+      half_reduce_pair(c, a, b, static_cast<int64_t>(n), dtype, op);
+    };
+  }
   return dispatch_dtype(dtype, [&](auto tag) -> GlooReduceFn { return typed_fn<decltype(tag)>(op); });
 }
 
 void divide_in_place(Tensor& tensor, int divisor) {
+  if (is_low_precision(tensor.dtype()))
+    return half_divide(tensor.raw_data(), tensor.numel(), tensor.dtype(), divisor);
   dispatch_dtype(tensor.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* p = static_cast<T*>(tensor.raw_data());

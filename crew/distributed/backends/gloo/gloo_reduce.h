@@ -11,7 +11,8 @@ namespace crew::dist::detail {
 
 using GlooReduceFn = std::function<void(void*, const void*, const void*, size_t)>;
 
-// The kernel for op on dtype. AVG reduces as SUM; the caller divides afterwards.
+// The kernel for op on dtype. AVG reduces as SUM; the caller divides afterwards. bfloat16 and
+// float16 compute in float32, rounding each result (half_reduce.h).
 GlooReduceFn gloo_reduce_fn(ReduceOp op, DType dtype);
 
 // Divides every element by `divisor` in place (integer division for integer dtypes).

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "crew/distributed/backends/half_reduce.h"
+
 namespace crew::dist::detail {
 namespace {
 
@@ -76,6 +78,7 @@ void dispatch_op(T* dst, const T* a, const T* b, int64_t n, ReduceOp op) {
 }  // namespace
 
 void reduce_pair(void* dst, const void* a, const void* b, int64_t n, DType dtype, ReduceOp op) {
+  if (is_low_precision(dtype)) return half_reduce_pair(dst, a, b, n, dtype, op);
   if (dtype == DType::BOOL) {
     // Logical, on the bytes (0 or 1): SUM, AVG and MAX are "any", PROD and MIN "all".
     const bool any = op == ReduceOp::SUM || op == ReduceOp::AVG || op == ReduceOp::MAX;
@@ -97,6 +100,7 @@ void reduce_into(void* dst, const void* src, int64_t n, DType dtype, ReduceOp op
 
 void finish_avg(void* dst, int64_t n, DType dtype, int world) {
   if (dtype == DType::BOOL) return;  // AVG of bools is their "any" (reduce_pair)
+  if (is_low_precision(dtype)) return half_divide(dst, n, dtype, world);
   dispatch_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     T* p = static_cast<T*>(dst);

@@ -8,7 +8,8 @@
 
 namespace crew::dist::detail {
 
-// dst[i] = dst[i] op src[i] for i < n. AVG accumulates like SUM (see finish_avg).
+// dst[i] = dst[i] op src[i] for i < n. AVG accumulates like SUM (see finish_avg). bfloat16 and
+// float16 compute in float32, rounding each result (half_reduce.h).
 // dst and src must not overlap.
 void reduce_into(void* dst, const void* src, int64_t n, DType dtype, ReduceOp op);
 // dst[i] = a[i] op b[i]; dst may equal a or b, no other overlap.
