@@ -3,6 +3,7 @@
 // intermediate converted to row-major, forward and backward, and the layout really is kept.
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"
+#include "crew/tensor/kernels/broadcast.h"
 #include "crew/tensor/kernels/dnnl_layout.h"
 #include "tests/nn/functional_test_util.h"
 
@@ -67,6 +68,67 @@ TEST(FunctionalLayoutTest, BlockedChainEqualsTheRowMajorChainForwardAndBackward)
   expect_near_all(blocked.gx, row_major.gx, "grad x");
   expect_near_all(blocked.gw1, row_major.gw1, "grad w1");
   expect_near_all(blocked.gw2, row_major.gw2, "grad w2");
+}
+
+struct ResidualResult {
+  std::vector<float> out, gx, gw1, gw2, gbn;
+  bool sum_blocked = false, grad_blocked = false;
+};
+
+// A residual block: relu(bn(conv1(x)) + conv2(x)), each step optionally through plain(); x
+// reaches the loss by two paths, so backward sums two gradients in the engine.
+ResidualResult run_residual(bool force_plain) {
+  auto step = [&](const Tensor& t) { return force_plain ? plain(t) : t; };
+  Tensor x = random_input({2, 16, 6, 6}, DType::FLOAT32, 7);
+  Tensor w1 = random_input({32, 16, 3, 3}, DType::FLOAT32, 8);
+  Tensor w2 = random_input({32, 16, 1, 1}, DType::FLOAT32, 9);
+  Tensor gamma = random_input({32}, DType::FLOAT32, 10);
+  Tensor mean = Tensor::zeros({32}), var = Tensor::ones({32});
+  Tensor weights = random_input({2, 32, 6, 6}, DType::FLOAT32, 11).set_stop_gradient(true);
+  Tensor c1 = step(F::conv2d(x, w1, Tensor(), {1, 1}, {1, 1}));
+  Tensor b1 = step(F::batch_norm(c1, mean, var, gamma, Tensor(), true));
+  Tensor added = b1 + step(F::conv2d(x, w2, Tensor()));
+  ResidualResult r;
+  r.sum_blocked = added.layout() != nullptr;
+  Tensor y = F::relu(added);
+  sum(y * weights).backward();
+  r.out = y.to_vector<float>();
+  r.gx = x.grad().to_vector<float>();
+  r.gw1 = w1.grad().to_vector<float>();
+  r.gw2 = w2.grad().to_vector<float>();
+  r.gbn = gamma.grad().to_vector<float>();
+  return r;
+}
+
+TEST(FunctionalLayoutTest, ResidualSumStaysBlockedAndEqualsTheRowMajorBlock) {
+  ResidualResult blocked = run_residual(false);
+  ResidualResult row_major = run_residual(true);
+  EXPECT_TRUE(blocked.sum_blocked) << "the sum of two blocked tensors was converted to row-major";
+  EXPECT_FALSE(row_major.sum_blocked);
+  expect_near_all(blocked.out, row_major.out, "output");
+  expect_near_all(blocked.gx, row_major.gx, "grad x");
+  expect_near_all(blocked.gw1, row_major.gw1, "grad w1");
+  expect_near_all(blocked.gw2, row_major.gw2, "grad w2");
+  expect_near_all(blocked.gbn, row_major.gbn, "grad gamma");
+}
+
+TEST(FunctionalLayoutTest, AddInplaceOfOneBlockedLayoutKeepsIt) {
+  Tensor x = random_input({2, 16, 5, 5}, DType::FLOAT32, 12).set_stop_gradient(true);
+  Tensor w = random_input({24, 16, 3, 3}, DType::FLOAT32, 13).set_stop_gradient(true);
+  Tensor a = F::conv2d(x, w, Tensor(), {1, 1}, {1, 1});  // 24 channels: a padded 16-block layout
+  Tensor b = F::conv2d(kernels::affine(x, 2.0, 0.0), w, Tensor(), {1, 1}, {1, 1});
+  ASSERT_NE(a.layout(), nullptr);
+  ASSERT_EQ(a.layout(), b.layout());
+  Tensor diff = b - a;  // SUB in the layout too
+  EXPECT_NE(diff.layout(), nullptr);
+  kernels::add_inplace(a, b);
+  EXPECT_NE(a.layout(), nullptr) << "add_inplace converted dst to row-major";
+  const std::vector<float> sum = a.to_vector<float>(), bv = b.to_vector<float>();
+  const std::vector<float> dv = diff.to_vector<float>();
+  for (size_t i = 0; i < sum.size(); ++i) {
+    ASSERT_NEAR(sum[i], 1.5f * bv[i], 1e-4 * (1 + std::abs(bv[i]))) << i;  // a = b / 2
+    ASSERT_NEAR(dv[i], 0.5f * bv[i], 1e-4 * (1 + std::abs(bv[i]))) << i;
+  }
 }
 
 TEST(FunctionalLayoutTest, EveryOtherReaderSeesRowMajorData) {

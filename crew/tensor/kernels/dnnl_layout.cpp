@@ -39,6 +39,13 @@ std::shared_ptr<const DnnlLayout> dnnl_layout(const dnnl::memory::desc& blocked)
 
 const DnnlLayout* dnnl_layout_of(const Tensor& t) { return dynamic_cast<const DnnlLayout*>(t.layout()); }
 
+const DnnlLayout* shared_float_layout(const Tensor& a, const Tensor& b) {
+  const DnnlLayout* l = dnnl_layout_of(a);
+  if (l == nullptr || l != dnnl_layout_of(b) || a.dtype() != DType::FLOAT32 || a.shape() != b.shape())
+    return nullptr;
+  return l->desc().dims() == to_dims(a.shape()) ? l : nullptr;
+}
+
 bool reorders(const LayoutBridge& bridge, const Tensor& t) {
   if (!bridge.needed) return false;
   const DnnlLayout* l = dnnl_layout_of(t);

@@ -35,6 +35,10 @@ std::shared_ptr<const DnnlLayout> dnnl_layout(const dnnl::memory::desc& blocked)
 // The DnnlLayout t's data is in, or null (row-major, or another kind of layout).
 const DnnlLayout* dnnl_layout_of(const Tensor& t);
 
+// The float32 blocked layout a and b both have, with dims of their (equal) shape, or null:
+// then an elementwise op may run over their layout bytes as they are.
+const DnnlLayout* shared_float_layout(const Tensor& a, const Tensor& b);
+
 // The memory a primitive reads in bridge.wanted: t's own bytes when t is in that layout,
 // else t (row-major) reordered by the bridge.
 dnnl::memory input_memory(const LayoutBridge& bridge, const Tensor& t);
