@@ -3,6 +3,8 @@
 // intermediate converted to row-major, forward and backward, and the layout really is kept.
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"
+#include "crew/tensor/kernels/activation.h"
+#include "crew/tensor/kernels/batch_norm.h"
 #include "crew/tensor/kernels/broadcast.h"
 #include "crew/tensor/kernels/dnnl_layout.h"
 #include "tests/nn/functional_test_util.h"
@@ -129,6 +131,37 @@ TEST(FunctionalLayoutTest, AddInplaceOfOneBlockedLayoutKeepsIt) {
     ASSERT_NEAR(sum[i], 1.5f * bv[i], 1e-4 * (1 + std::abs(bv[i]))) << i;  // a = b / 2
     ASSERT_NEAR(dv[i], 0.5f * bv[i], 1e-4 * (1 + std::abs(bv[i]))) << i;
   }
+}
+
+// A row-major gradient reaching a backward kernel whose saved input is blocked (after an op
+// without a blocked kernel, e.g. a flatten before a Linear): the gradient is reordered, the
+// saved input stays blocked and so does the gradient handed on to the conv before.
+TEST(FunctionalLayoutTest, RowMajorGradientMeetsBlockedSavedInput) {
+  Tensor x = random_input({2, 16, 5, 5}, DType::FLOAT32, 14).set_stop_gradient(true);
+  Tensor w = random_input({24, 16, 3, 3}, DType::FLOAT32, 15).set_stop_gradient(true);
+  Tensor c = F::conv2d(x, w, Tensor(), {1, 1}, {1, 1});
+  ASSERT_NE(c.layout(), nullptr);
+  Tensor c_plain = F::conv2d(x, w, Tensor(), {1, 1}, {1, 1}).clone();  // (c.clone() would convert c)
+  ASSERT_EQ(c_plain.layout(), nullptr);
+  Tensor g = random_input({2, 24, 5, 5}, DType::FLOAT32, 16).set_stop_gradient(true);
+  Tensor gamma = random_input({24}, DType::FLOAT32, 17).set_stop_gradient(true);
+  kernels::BatchNormStats stats, plain_stats;
+  kernels::batch_norm_forward(c, gamma, Tensor(), 1e-5, stats);
+  kernels::batch_norm_forward(c_plain, gamma, Tensor(), 1e-5, plain_stats);
+  kernels::BatchNormGrads blocked = kernels::batch_norm_backward(g, c, gamma, Tensor(), 1e-5, stats);
+  kernels::BatchNormGrads row_major =
+      kernels::batch_norm_backward(g, c_plain, gamma, Tensor(), 1e-5, plain_stats);
+  EXPECT_NE(c.layout(), nullptr) << "batch_norm backward converted its saved input";
+  EXPECT_NE(blocked.x.layout(), nullptr) << "batch_norm backward's grad x is not blocked";
+  expect_near_all(blocked.x.to_vector<float>(), row_major.x.to_vector<float>(), "bn grad x");
+  expect_near_all(blocked.weight.to_vector<float>(), row_major.weight.to_vector<float>(), "bn grad gamma");
+  Tensor y = kernels::activation_forward(kernels::Activation::RELU, c);
+  ASSERT_NE(y.layout(), nullptr);
+  Tensor gy = kernels::activation_backward(kernels::Activation::RELU, g, Tensor(), y, false);
+  EXPECT_NE(y.layout(), nullptr) << "relu backward converted its saved output";
+  EXPECT_NE(gy.layout(), nullptr) << "relu backward's grad x is not blocked";
+  const std::vector<float> gv = g.to_vector<float>(), yv = y.to_vector<float>(), got = gy.to_vector<float>();
+  for (size_t i = 0; i < gv.size(); ++i) ASSERT_EQ(got[i], yv[i] > 0 ? gv[i] : 0.0f) << i;
 }
 
 TEST(FunctionalLayoutTest, EveryOtherReaderSeesRowMajorData) {

@@ -149,14 +149,16 @@ Tensor activation_backward_cpu(Activation kind, const Tensor& grad_y, const Tens
   }
   try {
     const Tensor& saved = from_output ? y : x;
-    // Blocked only when both inputs are in the same layout; otherwise both are read row-major.
-    const detail::DnnlLayout* layout = detail::dnnl_layout_of(grad_y);
-    if (detail::dnnl_layout_of(saved) != layout) layout = nullptr;
+    // Blocked when the saved tensor is (a row-major grad_y is reordered into its layout, see
+    // detail::in_layout); a blocked grad_y with a row-major saved tensor is read row-major.
+    const detail::DnnlLayout* layout =
+        grad_y.shape() == saved.shape() ? detail::dnnl_layout_of(saved) : nullptr;
+    const Tensor g = layout ? detail::in_layout(grad_y, *layout) : grad_y;
     auto e = entry(kind, n, layout, grad_y.dtype());
-    // In place (oneDNN's eltwise backward allows diff_src = diff_dst): gx is grad_y, in the
-    // layout grad_y is read in (memory_of converts it to row-major first when layout is null).
-    dnnl::memory diff_dst = memory_of(*e, grad_y, layout);
-    Tensor gx = in_place ? grad_y
+    // In place (oneDNN's eltwise backward allows diff_src = diff_dst): gx is g, in the layout
+    // g is read in (memory_of converts it to row-major first when layout is null).
+    dnnl::memory diff_dst = memory_of(*e, g, layout);
+    Tensor gx = in_place ? g
                 : layout
                     ? Tensor::with_layout(grad_y.shape(), grad_y.dtype(), detail::dnnl_layout(layout->desc()))
                     : Tensor::uninitialized(grad_y.shape(), grad_y.dtype());

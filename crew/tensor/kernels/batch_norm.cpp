@@ -87,9 +87,9 @@ BatchNormGrads batch_norm_backward_grads(const Tensor& grad_y, const Tensor& x, 
                                          const Tensor& bias, double epsilon, const BatchNormStats& stats) {
   CREW_CHECK(grad_y.shape() == x.shape() && grad_y.dtype() == x.dtype(), "batch_norm backward: grad ",
              shape_str(grad_y.shape()), " does not match input ", shape_str(x.shape()));
-  // Blocked only when both are in the same layout; otherwise both are read row-major.
+  // Blocked when x is (a conv's output): a row-major grad_y is reordered into x's layout.
   const detail::DnnlLayout* layout = detail::dnnl_layout_of(x);
-  if (detail::dnnl_layout_of(grad_y) != layout) layout = nullptr;
+  const Tensor g = layout ? detail::in_layout(grad_y, *layout) : grad_y;
   BatchNormGrads out;
   out.x = new_data(x, layout);
   if (weight.defined()) out.weight = Tensor::uninitialized({x.size(1)});
@@ -98,7 +98,7 @@ BatchNormGrads batch_norm_backward_grads(const Tensor& grad_y, const Tensor& x, 
     auto e = bn_entry(x.shape(), layout, weight.defined(), bias.defined(), epsilon);
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, data_memory(*e, x, layout)},
-        {DNNL_ARG_DIFF_DST, data_memory(*e, grad_y, layout)},
+        {DNNL_ARG_DIFF_DST, data_memory(*e, g, layout)},
         {DNNL_ARG_DIFF_SRC, data_memory(*e, out.x, layout)},
         {DNNL_ARG_MEAN, detail::as_memory(stats.mean, e->stat_md)},
         {DNNL_ARG_VARIANCE, detail::as_memory(stats.variance, e->stat_md)}};

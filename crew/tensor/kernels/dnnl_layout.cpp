@@ -10,7 +10,8 @@ namespace crew::kernels::detail {
 DnnlLayout::DnnlLayout(const dnnl::memory::desc& blocked)
     : blocked_(blocked),
       plain_(plain_desc(blocked.dims(), blocked.data_type())),
-      reorder_(dnnl::reorder::primitive_desc(cpu_engine(), blocked_, cpu_engine(), plain_)) {
+      reorder_(dnnl::reorder::primitive_desc(cpu_engine(), blocked_, cpu_engine(), plain_)),
+      from_plain_(dnnl::reorder::primitive_desc(cpu_engine(), plain_, cpu_engine(), blocked_)) {
   CREW_INTERNAL_ASSERT(blocked_ != plain_);
 }
 
@@ -18,6 +19,14 @@ void DnnlLayout::to_plain(const void* src, void* dst) const {
   dnnl::memory from(blocked_, cpu_engine(), const_cast<void*>(src));
   dnnl::memory to(plain_, cpu_engine(), dst);
   reorder_.execute(cpu_stream(), from, to);
+}
+
+Tensor DnnlLayout::from_plain(const Tensor& t) const {
+  Tensor out = Tensor::with_layout(t.shape(), t.dtype(), dnnl_layout(blocked_));
+  dnnl::memory from = as_memory(t, plain_);
+  dnnl::memory to(blocked_, cpu_engine(), out.layout_data());
+  from_plain_.execute(cpu_stream(), from, to);
+  return out;
 }
 
 std::string DnnlLayout::name() const {
@@ -44,6 +53,12 @@ const DnnlLayout* shared_float_layout(const Tensor& a, const Tensor& b) {
   if (l == nullptr || l != dnnl_layout_of(b) || a.dtype() != DType::FLOAT32 || a.shape() != b.shape())
     return nullptr;
   return l->desc().dims() == to_dims(a.shape()) ? l : nullptr;
+}
+
+Tensor in_layout(const Tensor& t, const DnnlLayout& layout) {
+  if (dnnl_layout_of(t) == &layout) return t;
+  CREW_INTERNAL_ASSERT(to_dims(t.shape()) == layout.desc().dims());
+  return layout.from_plain(t);
 }
 
 bool reorders(const LayoutBridge& bridge, const Tensor& t) {
