@@ -3,6 +3,7 @@
 // intermediate converted to row-major, forward and backward, and the layout really is kept.
 #include "crew/autograd/function.h"
 #include "crew/autograd/ops.h"
+#include "crew/nn/functional_extra.h"
 #include "crew/tensor/kernels/activation.h"
 #include "crew/tensor/kernels/batch_norm.h"
 #include "crew/tensor/kernels/broadcast.h"
@@ -162,6 +163,46 @@ TEST(FunctionalLayoutTest, RowMajorGradientMeetsBlockedSavedInput) {
   EXPECT_NE(gy.layout(), nullptr) << "relu backward's grad x is not blocked";
   const std::vector<float> gv = g.to_vector<float>(), yv = y.to_vector<float>(), got = gy.to_vector<float>();
   for (size_t i = 0; i < gv.size(); ++i) ASSERT_EQ(got[i], yv[i] > 0 ? gv[i] : 0.0f) << i;
+}
+
+// hardtanh (Paddle's relu6 too) on a conv's output: blocked in, blocked out, and the same
+// values and gradients as on a row-major copy.
+TEST(FunctionalLayoutTest, HardtanhKeepsTheBlockedLayout) {
+  auto run = [](bool force_plain, bool* blocked) {
+    Tensor x = random_input({2, 16, 5, 5}, DType::FLOAT32, 18);
+    Tensor w = random_input({24, 16, 3, 3}, DType::FLOAT32, 19);
+    Tensor weights = random_input({2, 24, 5, 5}, DType::FLOAT32, 20).set_stop_gradient(true);
+    Tensor c = F::conv2d(x, w, Tensor(), {1, 1}, {1, 1});
+    Tensor y = nn::functional::hardtanh(force_plain ? plain(c) : c, -0.5, 0.5);  // clips on both sides
+    *blocked = y.layout() != nullptr;
+    sum(y * weights).backward();
+    return std::vector<std::vector<float>>{y.to_vector<float>(), x.grad().to_vector<float>(),
+                                           w.grad().to_vector<float>()};
+  };
+  bool blocked = false, plain_blocked = true;
+  auto got = run(false, &blocked);
+  auto want = run(true, &plain_blocked);
+  EXPECT_TRUE(blocked) << "hardtanh converted its blocked input";
+  EXPECT_FALSE(plain_blocked);
+  expect_near_all(got[0], want[0], "output");
+  expect_near_all(got[1], want[1], "grad x");
+  expect_near_all(got[2], want[2], "grad w");
+}
+
+// A primitive that wants row-major data reading a blocked tensor gets a row-major copy; the
+// tensor stays blocked for its other readers.
+TEST(FunctionalLayoutTest, RowMajorReaderOfABlockedTensorLeavesItBlocked) {
+  Tensor x = random_input({2, 16, 4, 4}, DType::FLOAT32, 21).set_stop_gradient(true);
+  Tensor w = random_input({32, 16, 3, 3}, DType::FLOAT32, 22).set_stop_gradient(true);
+  Tensor c = F::conv2d(x, w, Tensor(), {1, 1}, {1, 1});
+  ASSERT_NE(c.layout(), nullptr);
+  const Tensor want = F::conv2d(x, w, Tensor(), {1, 1}, {1, 1}).clone();
+  const dnnl::memory::desc plain_md = kernels::detail::plain_desc(kernels::detail::to_dims(c.shape()));
+  dnnl::memory m = kernels::detail::input_memory(kernels::detail::LayoutBridge(plain_md, plain_md), c);
+  EXPECT_NE(c.layout(), nullptr) << "the reader converted the tensor in place";
+  const auto* got = static_cast<const float*>(m.get_data_handle());
+  const std::vector<float> wv = want.to_vector<float>();
+  for (size_t i = 0; i < wv.size(); ++i) ASSERT_EQ(got[i], wv[i]) << i;
 }
 
 TEST(FunctionalLayoutTest, EveryOtherReaderSeesRowMajorData) {

@@ -70,6 +70,15 @@ bool reorders(const LayoutBridge& bridge, const Tensor& t) {
 dnnl::memory input_memory(const LayoutBridge& bridge, const Tensor& t) {
   if (bridge.needed && !reorders(bridge, t))
     return dnnl::memory(bridge.wanted, cpu_engine(), t.layout_data());
+  const DnnlLayout* layout = dnnl_layout_of(t);
+  if (!bridge.needed && layout != nullptr) {
+    // A row-major reader of a blocked tensor (a gemm-based weight gradient at small spatial
+    // sizes) gets a row-major copy: converting t in place would make its other readers (the
+    // data gradient, which wants it blocked) reorder it back.
+    dnnl::memory plain(bridge.plain, cpu_engine());
+    layout->to_plain(t.layout_data(), plain.get_data_handle());
+    return plain;
+  }
   return bridge_input(bridge, t);
 }
 
