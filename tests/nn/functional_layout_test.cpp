@@ -26,13 +26,16 @@ Tensor plain(const Tensor& x) {
   return y;
 }
 
-struct ChainResult {
-  std::vector<float> out, gx, gw1, gw2;
-  bool blocked_between = false;
+// One run of a small net: whether what should stay blocked did, and named values (the
+// output, then gradients) to compare with the run whose intermediates are all row-major.
+struct LayoutRun {
+  bool blocked = false;
+  std::vector<std::pair<const char*, std::vector<float>>> values;
+  void add(const char* name, const Tensor& t) { values.emplace_back(name, t.to_vector<float>()); }
 };
 
 // conv -> relu -> max_pool -> conv -> relu, each step optionally through plain().
-ChainResult run_chain(bool force_plain) {
+LayoutRun run_chain(bool force_plain) {
   auto step = [&](const Tensor& t) { return force_plain ? plain(t) : t; };
   Tensor x = random_input({3, 16, 12, 12}, DType::FLOAT32, 1);
   Tensor w1 = random_input({32, 16, 3, 3}, DType::FLOAT32, 2);
@@ -43,14 +46,13 @@ ChainResult run_chain(bool force_plain) {
   Tensor p1 = step(F::max_pool2d(r1, {2, 2}, {2, 2}));
   Tensor c2 = step(F::conv2d(p1, w2, Tensor()));
   Tensor y = F::relu(c2);
-  ChainResult r;
-  r.blocked_between =
-      c1.layout() != nullptr && r1.layout() != nullptr && p1.layout() != nullptr && y.layout() != nullptr;
+  LayoutRun r;
+  r.blocked = c1.layout() != nullptr && r1.layout() != nullptr && p1.layout() != nullptr && y.layout() != nullptr;
   sum(y * weights).backward();
-  r.out = y.to_vector<float>();
-  r.gx = x.grad().to_vector<float>();
-  r.gw1 = w1.grad().to_vector<float>();
-  r.gw2 = w2.grad().to_vector<float>();
+  r.add("output", y);
+  r.add("grad x", x.grad());
+  r.add("grad w1", w1.grad());
+  r.add("grad w2", w2.grad());
   return r;
 }
 
@@ -61,26 +63,23 @@ void expect_near_all(const std::vector<float>& a, const std::vector<float>& b, c
   }
 }
 
-TEST(FunctionalLayoutTest, BlockedChainEqualsTheRowMajorChainForwardAndBackward) {
-  ChainResult blocked = run_chain(false);
-  ChainResult row_major = run_chain(true);
-  // oneDNN's direct convolutions want channel blocks on any x86 with AVX2 or better.
-  EXPECT_TRUE(blocked.blocked_between) << "conv/relu/max_pool outputs were not kept blocked";
-  EXPECT_FALSE(row_major.blocked_between);
-  expect_near_all(blocked.out, row_major.out, "output");
-  expect_near_all(blocked.gx, row_major.gx, "grad x");
-  expect_near_all(blocked.gw1, row_major.gw1, "grad w1");
-  expect_near_all(blocked.gw2, row_major.gw2, "grad w2");
+// The blocked run kept its layout, the row-major one did not, and their values agree.
+void expect_same_runs(const LayoutRun& blocked, const LayoutRun& row_major, const char* not_blocked) {
+  EXPECT_TRUE(blocked.blocked) << not_blocked;
+  EXPECT_FALSE(row_major.blocked);
+  ASSERT_EQ(blocked.values.size(), row_major.values.size());
+  for (size_t i = 0; i < blocked.values.size(); ++i)
+    expect_near_all(blocked.values[i].second, row_major.values[i].second, blocked.values[i].first);
 }
 
-struct ResidualResult {
-  std::vector<float> out, gx, gw1, gw2, gbn;
-  bool sum_blocked = false, grad_blocked = false;
-};
+TEST(FunctionalLayoutTest, BlockedChainEqualsTheRowMajorChainForwardAndBackward) {
+  // oneDNN's direct convolutions want channel blocks on any x86 with AVX2 or better.
+  expect_same_runs(run_chain(false), run_chain(true), "conv/relu/max_pool outputs were not kept blocked");
+}
 
 // A residual block: relu(bn(conv1(x)) + conv2(x)), each step optionally through plain(); x
 // reaches the loss by two paths, so backward sums two gradients in the engine.
-ResidualResult run_residual(bool force_plain) {
+LayoutRun run_residual(bool force_plain) {
   auto step = [&](const Tensor& t) { return force_plain ? plain(t) : t; };
   Tensor x = random_input({2, 16, 6, 6}, DType::FLOAT32, 7);
   Tensor w1 = random_input({32, 16, 3, 3}, DType::FLOAT32, 8);
@@ -91,28 +90,21 @@ ResidualResult run_residual(bool force_plain) {
   Tensor c1 = step(F::conv2d(x, w1, Tensor(), {1, 1}, {1, 1}));
   Tensor b1 = step(F::batch_norm(c1, mean, var, gamma, Tensor(), true));
   Tensor added = b1 + step(F::conv2d(x, w2, Tensor()));
-  ResidualResult r;
-  r.sum_blocked = added.layout() != nullptr;
+  LayoutRun r;
+  r.blocked = added.layout() != nullptr;
   Tensor y = F::relu(added);
   sum(y * weights).backward();
-  r.out = y.to_vector<float>();
-  r.gx = x.grad().to_vector<float>();
-  r.gw1 = w1.grad().to_vector<float>();
-  r.gw2 = w2.grad().to_vector<float>();
-  r.gbn = gamma.grad().to_vector<float>();
+  r.add("output", y);
+  r.add("grad x", x.grad());
+  r.add("grad w1", w1.grad());
+  r.add("grad w2", w2.grad());
+  r.add("grad gamma", gamma.grad());
   return r;
 }
 
 TEST(FunctionalLayoutTest, ResidualSumStaysBlockedAndEqualsTheRowMajorBlock) {
-  ResidualResult blocked = run_residual(false);
-  ResidualResult row_major = run_residual(true);
-  EXPECT_TRUE(blocked.sum_blocked) << "the sum of two blocked tensors was converted to row-major";
-  EXPECT_FALSE(row_major.sum_blocked);
-  expect_near_all(blocked.out, row_major.out, "output");
-  expect_near_all(blocked.gx, row_major.gx, "grad x");
-  expect_near_all(blocked.gw1, row_major.gw1, "grad w1");
-  expect_near_all(blocked.gw2, row_major.gw2, "grad w2");
-  expect_near_all(blocked.gbn, row_major.gbn, "grad gamma");
+  expect_same_runs(run_residual(false), run_residual(true),
+                   "the sum of two blocked tensors was converted to row-major");
 }
 
 TEST(FunctionalLayoutTest, AddInplaceOfOneBlockedLayoutKeepsIt) {
@@ -168,25 +160,21 @@ TEST(FunctionalLayoutTest, RowMajorGradientMeetsBlockedSavedInput) {
 // hardtanh (Paddle's relu6 too) on a conv's output: blocked in, blocked out, and the same
 // values and gradients as on a row-major copy.
 TEST(FunctionalLayoutTest, HardtanhKeepsTheBlockedLayout) {
-  auto run = [](bool force_plain, bool* blocked) {
+  auto run = [](bool force_plain) {
     Tensor x = random_input({2, 16, 5, 5}, DType::FLOAT32, 18);
     Tensor w = random_input({24, 16, 3, 3}, DType::FLOAT32, 19);
     Tensor weights = random_input({2, 24, 5, 5}, DType::FLOAT32, 20).set_stop_gradient(true);
     Tensor c = F::conv2d(x, w, Tensor(), {1, 1}, {1, 1});
     Tensor y = nn::functional::hardtanh(force_plain ? plain(c) : c, -0.5, 0.5);  // clips on both sides
-    *blocked = y.layout() != nullptr;
+    LayoutRun r;
+    r.blocked = y.layout() != nullptr;
     sum(y * weights).backward();
-    return std::vector<std::vector<float>>{y.to_vector<float>(), x.grad().to_vector<float>(),
-                                           w.grad().to_vector<float>()};
+    r.add("output", y);
+    r.add("grad x", x.grad());
+    r.add("grad w", w.grad());
+    return r;
   };
-  bool blocked = false, plain_blocked = true;
-  auto got = run(false, &blocked);
-  auto want = run(true, &plain_blocked);
-  EXPECT_TRUE(blocked) << "hardtanh converted its blocked input";
-  EXPECT_FALSE(plain_blocked);
-  expect_near_all(got[0], want[0], "output");
-  expect_near_all(got[1], want[1], "grad x");
-  expect_near_all(got[2], want[2], "grad w");
+  expect_same_runs(run(false), run(true), "hardtanh converted its blocked input");
 }
 
 // A primitive that wants row-major data reading a blocked tensor gets a row-major copy; the

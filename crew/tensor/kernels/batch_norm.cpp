@@ -38,17 +38,8 @@ std::shared_ptr<BnEntry> bn_entry(const Shape& shape, const detail::DnnlLayout* 
   });
 }
 
-// The memory of t in entry e's data layout: its bytes as they are when `layout` is set (t is
-// in it), else t row-major.
 dnnl::memory data_memory(const BnEntry& e, const Tensor& t, const detail::DnnlLayout* layout) {
-  if (layout != nullptr) return dnnl::memory(e.data_md, detail::cpu_engine(), t.layout_data());
-  return detail::as_memory(t, e.data_md);
-}
-
-// A new tensor shaped like `like` in `layout` (or row-major).
-Tensor new_data(const Tensor& like, const detail::DnnlLayout* layout) {
-  if (layout == nullptr) return Tensor::uninitialized(like.shape(), like.dtype());
-  return Tensor::with_layout(like.shape(), like.dtype(), detail::dnnl_layout(layout->desc()));
+  return detail::memory_in(e.data_md, t, layout);
 }
 
 }  // namespace
@@ -66,7 +57,7 @@ Tensor batch_norm_forward_into(const Tensor& x, const Tensor& weight, const Tens
   const detail::DnnlLayout* layout = detail::dnnl_layout_of(x);
   stats.mean = Tensor::uninitialized({x.size(1)});
   stats.variance = Tensor::uninitialized({x.size(1)});
-  Tensor y = new_data(x, layout);
+  Tensor y = detail::new_in(x, layout);
   try {
     auto e = bn_entry(x.shape(), layout, weight.defined(), bias.defined(), epsilon);
     std::unordered_map<int, dnnl::memory> args{
@@ -91,7 +82,7 @@ BatchNormGrads batch_norm_backward_grads(const Tensor& grad_y, const Tensor& x, 
   const detail::DnnlLayout* layout = detail::dnnl_layout_of(x);
   const Tensor g = layout ? detail::in_layout(grad_y, *layout) : grad_y;
   BatchNormGrads out;
-  out.x = new_data(x, layout);
+  out.x = detail::new_in(x, layout);
   if (weight.defined()) out.weight = Tensor::uninitialized({x.size(1)});
   if (bias.defined()) out.bias = Tensor::uninitialized({x.size(1)});
   try {

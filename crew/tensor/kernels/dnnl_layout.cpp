@@ -61,6 +61,16 @@ Tensor in_layout(const Tensor& t, const DnnlLayout& layout) {
   return layout.from_plain(t);
 }
 
+dnnl::memory memory_in(const dnnl::memory::desc& md, const Tensor& t, const DnnlLayout* layout) {
+  if (layout != nullptr) return dnnl::memory(md, cpu_engine(), t.layout_data());
+  return as_memory(t, md);
+}
+
+Tensor new_in(const Tensor& like, const DnnlLayout* layout) {
+  if (layout == nullptr) return Tensor::uninitialized(like.shape(), like.dtype());
+  return Tensor::with_layout(like.shape(), like.dtype(), dnnl_layout(layout->desc()));
+}
+
 bool reorders(const LayoutBridge& bridge, const Tensor& t) {
   if (!bridge.needed) return false;
   const DnnlLayout* l = dnnl_layout_of(t);

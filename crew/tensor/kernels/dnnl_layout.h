@@ -48,6 +48,13 @@ const DnnlLayout* shared_float_layout(const Tensor& a, const Tensor& b);
 // sharing it) and running the kernel on row-major data, whose result the next conv reorders.
 Tensor in_layout(const Tensor& t, const DnnlLayout& layout);
 
+// For primitives that take any layout as it is (batch norm, eltwise): the memory of t, whose
+// desc is md: t's bytes as they are when `layout` (md's blocked layout) is set, else t
+// row-major (converted if it was blocked).
+dnnl::memory memory_in(const dnnl::memory::desc& md, const Tensor& t, const DnnlLayout* layout);
+// A new tensor shaped like `like` in `layout`, or row-major when it is null.
+Tensor new_in(const Tensor& like, const DnnlLayout* layout);
+
 // The memory a primitive reads in bridge.wanted: t's own bytes when t is in that layout,
 // else t (row-major) reordered by the bridge.
 dnnl::memory input_memory(const LayoutBridge& bridge, const Tensor& t);

@@ -161,16 +161,8 @@ std::shared_ptr<Entry> entry(const EltwiseParams& p, dnnl::algorithm alg, int64_
   });
 }
 
-// t's memory for entry e: its bytes as they are in `layout`, else t row-major.
 dnnl::memory memory_of(const Entry& e, const Tensor& t, const detail::DnnlLayout* layout) {
-  if (layout != nullptr) return dnnl::memory(e.md, detail::cpu_engine(), t.layout_data());
-  return detail::as_memory(t, e.md);
-}
-
-// A new tensor like x, in `layout` or row-major.
-Tensor new_like(const Tensor& x, const detail::DnnlLayout* layout) {
-  if (layout == nullptr) return Tensor::uninitialized(x.shape(), x.dtype());
-  return Tensor::with_layout(x.shape(), x.dtype(), detail::dnnl_layout(layout->desc()));
+  return detail::memory_in(e.md, t, layout);
 }
 
 Tensor eltwise_forward_cpu(const EltwiseParams& p, const Tensor& x) {
@@ -181,7 +173,7 @@ Tensor eltwise_forward_cpu(const EltwiseParams& p, const Tensor& x) {
   try {
     const detail::DnnlLayout* layout = detail::dnnl_layout_of(x);  // a blocked x stays blocked
     auto e = entry(p, alg, x.numel(), layout);
-    Tensor y = new_like(x, layout);
+    Tensor y = detail::new_in(x, layout);
     e->fwd.execute(detail::cpu_stream(),
                    {{DNNL_ARG_SRC, memory_of(*e, x, layout)}, {DNNL_ARG_DST, memory_of(*e, y, layout)}});
     return y;
@@ -203,7 +195,7 @@ Tensor eltwise_backward_cpu(const EltwiseParams& p, const Tensor& grad_y, const 
     const detail::DnnlLayout* layout = grad_y.shape() == x.shape() ? detail::dnnl_layout_of(x) : nullptr;
     const Tensor g = layout ? detail::in_layout(grad_y, *layout) : grad_y;
     auto e = entry(p, alg, x.numel(), layout);
-    Tensor gx = new_like(x, layout);
+    Tensor gx = detail::new_in(x, layout);
     e->bwd.execute(detail::cpu_stream(), {{DNNL_ARG_SRC, memory_of(*e, x, layout)},
                                           {DNNL_ARG_DIFF_DST, memory_of(*e, g, layout)},
                                           {DNNL_ARG_DIFF_SRC, memory_of(*e, gx, layout)}});
