@@ -177,6 +177,28 @@ TEST(FunctionalLayoutTest, HardtanhKeepsTheBlockedLayout) {
   expect_same_runs(run(false), run(true), "hardtanh converted its blocked input");
 }
 
+// The global average pool of a conv net's last (blocked) activation keeps it blocked, and
+// equals the pool of a row-major copy (1x1 bins and 2x2 bins of equal size).
+TEST(FunctionalLayoutTest, AdaptiveAvgPoolOfEqualBinsReadsTheBlockedLayout) {
+  for (const F::Pair out : {F::Pair{1, 1}, F::Pair{2, 2}}) {
+    auto run = [&](bool force_plain) {
+      Tensor x = random_input({2, 16, 4, 6}, DType::FLOAT32, 23);
+      Tensor w = random_input({24, 16, 3, 3}, DType::FLOAT32, 24);
+      Tensor c = F::relu(F::conv2d(x, w, Tensor(), {1, 1}, {1, 1}));
+      Tensor y = F::adaptive_avg_pool2d(force_plain ? plain(c) : c, out);
+      LayoutRun r;
+      r.blocked = c.layout() != nullptr;
+      sum(y * random_input(y.shape(), DType::FLOAT32, 25).set_stop_gradient(true)).backward();
+      r.blocked = r.blocked && c.layout() != nullptr;  // after backward too
+      r.add("output", y);
+      r.add("grad x", x.grad());
+      r.add("grad w", w.grad());
+      return r;
+    };
+    expect_same_runs(run(false), run(true), "adaptive_avg_pool2d converted its blocked input");
+  }
+}
+
 // A primitive that wants row-major data reading a blocked tensor gets a row-major copy; the
 // tensor stays blocked for its other readers.
 TEST(FunctionalLayoutTest, RowMajorReaderOfABlockedTensorLeavesItBlocked) {
