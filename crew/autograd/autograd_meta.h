@@ -53,6 +53,10 @@ struct GradReadyHook {
 struct AutogradMeta {
   bool stop_gradient = true;
   Tensor grad;
+  // clear_grad(true) on a gradient nobody else holds: grad is logically zero but its bytes
+  // are not written. Tensor::grad() writes the zeros before handing it out; the engine
+  // replaces it with the first fresh gradient (no zero fill, no addition into zeros).
+  bool grad_zero_pending = false;
   std::shared_ptr<Node> grad_fn;  // null for leaves
   std::vector<GradReadyHook> hooks;
   std::vector<GradHookEntry> grad_hooks;  // register_grad_hook on a leaf (a non-leaf's: its node's)

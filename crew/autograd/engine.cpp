@@ -53,8 +53,12 @@ void complete_leaf(const std::shared_ptr<TensorImpl>& leaf, Tensor buffer) {
   AutogradMeta& meta = *leaf->autograd;
   buffer = apply_grad_hooks(meta.grad_hooks, std::move(buffer), "leaf");
   if (buffer.defined()) {
-    if (meta.grad.defined()) {
-      kernels::add_inplace(meta.grad, buffer);
+    if (meta.grad_zero_pending && buffer.shape() == meta.grad.shape() && buffer.dtype() == meta.grad.dtype()) {
+      // clear_grad(true)'s zeros were never written nor read: the fresh gradient is the sum.
+      meta.grad = owned(std::move(buffer));
+      meta.grad_zero_pending = false;
+    } else if (meta.grad.defined()) {
+      kernels::add_inplace(Tensor(leaf).grad(), buffer);  // grad() writes pending zeros first
     } else {
       meta.grad = owned(std::move(buffer));
     }

@@ -3,6 +3,7 @@
 
 #include "crew/autograd/autograd_meta.h"
 #include "crew/autograd/engine.h"
+#include "crew/autograd/function.h"
 
 namespace crew {
 
@@ -21,8 +22,13 @@ Tensor& Tensor::set_stop_gradient(bool stop) {
 }
 
 Tensor Tensor::grad() const {
-  const autograd::AutogradMeta* m = meta_if(*this);
-  return m ? m->grad : Tensor();
+  autograd::AutogradMeta* m = meta_if(*this);
+  if (m == nullptr) return Tensor();
+  if (m->grad_zero_pending) {
+    m->grad_zero_pending = false;
+    m->grad.zero_();
+  }
+  return m->grad;
 }
 
 void Tensor::set_grad(const Tensor& grad) {
@@ -32,18 +38,28 @@ void Tensor::set_grad(const Tensor& grad) {
                " ", dtype_name(grad.dtype()), " does not match tensor ", shape_str(shape()), " ",
                dtype_name(dtype()));
   }
-  meta_of(*this).grad = grad;
+  autograd::AutogradMeta& m = meta_of(*this);
+  m.grad = grad;
+  m.grad_zero_pending = false;
 }
 
 void Tensor::clear_grad(bool set_to_zero) {
   autograd::AutogradMeta* m = meta_if(*this);
   if (m == nullptr) return;
   if (set_to_zero && m->grad.defined()) {
-    m->grad.zero_();
+    // Held by nobody else (not a DataParallel bucket's slot, not a Python reference): the
+    // zeros are written only if someone reads them before backward replaces them. Paddle's
+    // default clear_grad() otherwise costs a fill and an addition per parameter per step.
+    if (autograd::disposable_grad(m->grad)) {
+      m->grad_zero_pending = true;
+    } else {
+      m->grad.zero_();
+    }
   } else if (set_to_zero) {
     m->grad = Tensor::zeros(shape(), dtype(), place());
   } else {
     m->grad = Tensor();
+    m->grad_zero_pending = false;
   }
 }
 

@@ -35,6 +35,29 @@ TEST(EngineTest, GradientsAccumulateAcrossBackwardCalls) {
   EXPECT_EQ(w.grad().to_vector<float>(), (std::vector<float>{0, 0}));
 }
 
+// clear_grad(true) on a gradient nobody else holds defers its zeros: the next backward's
+// fresh gradient replaces it (no fill, no addition into zeros); a read sees the zeros; a
+// gradient someone holds is zeroed at once and accumulated into.
+TEST(EngineTest, ZeroedGradientIsReplacedByTheNextBackwardUnlessHeld) {
+  Tensor w = param({1, 2}, {2});
+  sum(mul(w, 3.0)).backward();
+  const void* old_bytes = w.grad().raw_data();
+  w.clear_grad(true);
+  sum(mul(w, 2.0)).backward();
+  EXPECT_EQ(w.grad().to_vector<float>(), (std::vector<float>{2, 2}));
+  EXPECT_NE(w.grad().raw_data(), old_bytes) << "the fresh gradient was added into written zeros";
+  w.clear_grad(true);
+  EXPECT_EQ(w.grad().to_vector<float>(), (std::vector<float>{0, 0}));  // read: the zeros are written
+  sum(w).backward();
+  EXPECT_EQ(w.grad().to_vector<float>(), (std::vector<float>{1, 1}));
+  const Tensor held = w.grad();
+  w.clear_grad(true);
+  EXPECT_EQ(held.to_vector<float>(), (std::vector<float>{0, 0}));  // zeroed at once
+  sum(mul(w, 5.0)).backward();
+  EXPECT_TRUE(w.grad().is_same(held));
+  EXPECT_EQ(held.to_vector<float>(), (std::vector<float>{5, 5}));
+}
+
 TEST(EngineTest, DiamondGraphSumsBothPaths) {
   Tensor w = param({2}, {1});
   Tensor a = mul(w, 3.0);

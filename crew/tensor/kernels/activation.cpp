@@ -61,8 +61,7 @@ std::shared_ptr<Entry> entry(Activation kind, int64_t numel, const detail::DnnlL
 // The memory of t for entry e: its bytes as they are when e works on `layout`, else t
 // row-major (converted if it was blocked).
 dnnl::memory memory_of(const Entry& e, const Tensor& t, const detail::DnnlLayout* layout) {
-  if (layout != nullptr) return dnnl::memory(e.md, detail::cpu_engine(), t.layout_data());
-  return detail::as_memory(t, e.md);
+  return detail::memory_in(e.md, t, layout);
 }
 
 constexpr double kSqrt2OverPi = 0.7978845608028654;
@@ -120,8 +119,7 @@ Tensor activation_forward_cpu(Activation kind, const Tensor& x) {
     // A blocked input (a conv's output) stays blocked: same layout in and out.
     const detail::DnnlLayout* layout = detail::dnnl_layout_of(x);
     auto e = entry(kind, n, layout, x.dtype());
-    Tensor y = layout ? Tensor::with_layout(x.shape(), x.dtype(), detail::dnnl_layout(layout->desc()))
-                      : Tensor::uninitialized(x.shape(), x.dtype());
+    Tensor y = detail::new_in(x, layout);
     e->fwd.execute(detail::cpu_stream(),
                    {{DNNL_ARG_SRC, memory_of(*e, x, layout)}, {DNNL_ARG_DST, memory_of(*e, y, layout)}});
     return y;
@@ -149,17 +147,16 @@ Tensor activation_backward_cpu(Activation kind, const Tensor& grad_y, const Tens
   }
   try {
     const Tensor& saved = from_output ? y : x;
-    // Blocked only when both inputs are in the same layout; otherwise both are read row-major.
-    const detail::DnnlLayout* layout = detail::dnnl_layout_of(grad_y);
-    if (detail::dnnl_layout_of(saved) != layout) layout = nullptr;
+    // Blocked when the saved tensor is (a row-major grad_y is reordered into its layout, see
+    // detail::in_layout); a blocked grad_y with a row-major saved tensor is read row-major.
+    const detail::DnnlLayout* layout =
+        grad_y.shape() == saved.shape() ? detail::dnnl_layout_of(saved) : nullptr;
+    const Tensor g = layout ? detail::in_layout(grad_y, *layout) : grad_y;
     auto e = entry(kind, n, layout, grad_y.dtype());
-    // In place (oneDNN's eltwise backward allows diff_src = diff_dst): gx is grad_y, in the
-    // layout grad_y is read in (memory_of converts it to row-major first when layout is null).
-    dnnl::memory diff_dst = memory_of(*e, grad_y, layout);
-    Tensor gx = in_place ? grad_y
-                : layout
-                    ? Tensor::with_layout(grad_y.shape(), grad_y.dtype(), detail::dnnl_layout(layout->desc()))
-                    : Tensor::uninitialized(grad_y.shape(), grad_y.dtype());
+    // In place (oneDNN's eltwise backward allows diff_src = diff_dst): gx is g, in the layout
+    // g is read in (memory_of converts it to row-major first when layout is null).
+    dnnl::memory diff_dst = memory_of(*e, g, layout);
+    Tensor gx = in_place ? g : detail::new_in(grad_y, layout);
     e->bwd.execute(detail::cpu_stream(),
                    {{from_output ? DNNL_ARG_DST : DNNL_ARG_SRC, memory_of(*e, saved, layout)},
                     {DNNL_ARG_DIFF_DST, diff_dst},

@@ -41,17 +41,8 @@ std::shared_ptr<BnEntry> bn_entry(const Shape& shape, DType dtype, const detail:
   });
 }
 
-// The memory of t in entry e's data layout: its bytes as they are when `layout` is set (t is
-// in it), else t row-major.
 dnnl::memory data_memory(const BnEntry& e, const Tensor& t, const detail::DnnlLayout* layout) {
-  if (layout != nullptr) return dnnl::memory(e.data_md, detail::cpu_engine(), t.layout_data());
-  return detail::as_memory(t, e.data_md);
-}
-
-// A new tensor shaped like `like` in `layout` (or row-major).
-Tensor new_data(const Tensor& like, const detail::DnnlLayout* layout) {
-  if (layout == nullptr) return Tensor::uninitialized(like.shape(), like.dtype());
-  return Tensor::with_layout(like.shape(), like.dtype(), detail::dnnl_layout(layout->desc()));
+  return detail::memory_in(e.data_md, t, layout);
 }
 
 }  // namespace
@@ -75,7 +66,7 @@ Tensor batch_norm_forward_into(const Tensor& x, const Tensor& weight, const Tens
   const detail::DnnlLayout* layout = detail::dnnl_layout_of(x);
   stats.mean = Tensor::uninitialized({x.size(1)});
   stats.variance = Tensor::uninitialized({x.size(1)});
-  Tensor y = new_data(x, layout);
+  Tensor y = detail::new_in(x, layout);
   try {
     auto e = bn_entry(x.shape(), x.dtype(), layout, weight.defined(), bias.defined(), epsilon);
     std::unordered_map<int, dnnl::memory> args{
@@ -96,18 +87,18 @@ BatchNormGrads batch_norm_backward_grads(const Tensor& grad_y, const Tensor& x, 
                                          const Tensor& bias, double epsilon, const BatchNormStats& stats) {
   CREW_CHECK(grad_y.shape() == x.shape() && grad_y.dtype() == x.dtype(), "batch_norm backward: grad ",
              shape_str(grad_y.shape()), " does not match input ", shape_str(x.shape()));
-  // Blocked only when both are in the same layout; otherwise both are read row-major.
+  // Blocked when x is (a conv's output): a row-major grad_y is reordered into x's layout.
   const detail::DnnlLayout* layout = detail::dnnl_layout_of(x);
-  if (detail::dnnl_layout_of(grad_y) != layout) layout = nullptr;
+  const Tensor g = layout ? detail::in_layout(grad_y, *layout) : grad_y;
   BatchNormGrads out;
-  out.x = new_data(x, layout);
+  out.x = detail::new_in(x, layout);
   if (weight.defined()) out.weight = Tensor::uninitialized({x.size(1)});
   if (bias.defined()) out.bias = Tensor::uninitialized({x.size(1)});
   try {
     auto e = bn_entry(x.shape(), x.dtype(), layout, weight.defined(), bias.defined(), epsilon);
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, data_memory(*e, x, layout)},
-        {DNNL_ARG_DIFF_DST, data_memory(*e, grad_y, layout)},
+        {DNNL_ARG_DIFF_DST, data_memory(*e, g, layout)},
         {DNNL_ARG_DIFF_SRC, data_memory(*e, out.x, layout)},
         {DNNL_ARG_MEAN, detail::as_memory(stats.mean, e->stat_md)},
         {DNNL_ARG_VARIANCE, detail::as_memory(stats.variance, e->stat_md)}};

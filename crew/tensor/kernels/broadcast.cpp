@@ -1,6 +1,7 @@
 #include "crew/tensor/kernels/broadcast.h"
 
 #include "crew/core/check.h"
+#include "crew/tensor/kernels/dnnl_layout.h"
 #include "crew/tensor/kernels/low_precision.h"
 
 namespace crew::kernels {
@@ -118,7 +119,36 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
 
 namespace {
 
+// a (op) b on two tensors in one blocked layout (a conv's or batch norm's output, e.g. a
+// residual sum), computed on their bytes as they are and kept in that layout, so that the next
+// conv reads it without a reorder and neither operand is converted to row-major. The layout's
+// padding is zero in both and stays zero (not for DIV: 0 / 0). Undefined when not applicable.
+Tensor binary_in_layout(BinaryOp op, const Tensor& a, const Tensor& b) {
+  const detail::DnnlLayout* layout = detail::shared_float_layout(a, b);
+  if (layout == nullptr || op == BinaryOp::DIV) return Tensor();
+  Tensor y = Tensor::with_layout(a.shape(), a.dtype(), detail::dnnl_layout(layout->desc()));
+  const auto* ap = static_cast<const float*>(a.layout_data());
+  const auto* bp = static_cast<const float*>(b.layout_data());
+  auto* yp = static_cast<float*>(y.layout_data());
+  const int64_t n = static_cast<int64_t>(layout->bytes() / sizeof(float));
+  switch (op) {
+    case BinaryOp::ADD:
+      for (int64_t i = 0; i < n; ++i) yp[i] = ap[i] + bp[i];
+      break;
+    case BinaryOp::SUB:
+      for (int64_t i = 0; i < n; ++i) yp[i] = ap[i] - bp[i];
+      break;
+    case BinaryOp::MUL:
+      for (int64_t i = 0; i < n; ++i) yp[i] = ap[i] * bp[i];
+      break;
+    case BinaryOp::DIV:
+      break;
+  }
+  return y;
+}
+
 Tensor binary_cpu(BinaryOp op, const Tensor& a, const Tensor& b, const Shape& out) {
+  if (Tensor y = binary_in_layout(op, a, b); y.defined()) return y;
   Tensor y = Tensor::uninitialized(out, a.dtype());
   if (a.dtype() == DType::FLOAT32) {
     binary_typed<float>(op, a, b, y);
@@ -168,6 +198,14 @@ Tensor affine_cpu(const Tensor& a, double alpha, double beta) {
 }
 
 void add_inplace_cpu(const Tensor& dst, const Tensor& src) {
+  // Both in one blocked layout (two branches' gradients of a residual block): add the bytes
+  // as they are, padding included (zeros), and dst stays blocked.
+  if (const detail::DnnlLayout* layout = detail::shared_float_layout(dst, src)) {
+    auto* d = static_cast<float*>(dst.layout_data());
+    const auto* s = static_cast<const float*>(src.layout_data());
+    for (size_t i = 0, n = layout->bytes() / sizeof(float); i < n; ++i) d[i] += s[i];
+    return;
+  }
   dispatch_dtype(dst.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_floating_point_v<T>) {

@@ -10,7 +10,8 @@ namespace crew::kernels::detail {
 DnnlLayout::DnnlLayout(const dnnl::memory::desc& blocked)
     : blocked_(blocked),
       plain_(plain_desc(blocked.dims(), blocked.data_type())),
-      reorder_(dnnl::reorder::primitive_desc(cpu_engine(), blocked_, cpu_engine(), plain_)) {
+      reorder_(dnnl::reorder::primitive_desc(cpu_engine(), blocked_, cpu_engine(), plain_)),
+      from_plain_(dnnl::reorder::primitive_desc(cpu_engine(), plain_, cpu_engine(), blocked_)) {
   CREW_INTERNAL_ASSERT(blocked_ != plain_);
 }
 
@@ -18,6 +19,14 @@ void DnnlLayout::to_plain(const void* src, void* dst) const {
   dnnl::memory from(blocked_, cpu_engine(), const_cast<void*>(src));
   dnnl::memory to(plain_, cpu_engine(), dst);
   reorder_.execute(cpu_stream(), from, to);
+}
+
+Tensor DnnlLayout::from_plain(const Tensor& t) const {
+  Tensor out = Tensor::with_layout(t.shape(), t.dtype(), dnnl_layout(blocked_));
+  dnnl::memory from = as_memory(t, plain_);
+  dnnl::memory to(blocked_, cpu_engine(), out.layout_data());
+  from_plain_.execute(cpu_stream(), from, to);
+  return out;
 }
 
 std::string DnnlLayout::name() const {
@@ -39,6 +48,29 @@ std::shared_ptr<const DnnlLayout> dnnl_layout(const dnnl::memory::desc& blocked)
 
 const DnnlLayout* dnnl_layout_of(const Tensor& t) { return dynamic_cast<const DnnlLayout*>(t.layout()); }
 
+const DnnlLayout* shared_float_layout(const Tensor& a, const Tensor& b) {
+  const DnnlLayout* l = dnnl_layout_of(a);
+  if (l == nullptr || l != dnnl_layout_of(b) || a.dtype() != DType::FLOAT32 || a.shape() != b.shape())
+    return nullptr;
+  return l->desc().dims() == to_dims(a.shape()) ? l : nullptr;
+}
+
+Tensor in_layout(const Tensor& t, const DnnlLayout& layout) {
+  if (dnnl_layout_of(t) == &layout) return t;
+  CREW_INTERNAL_ASSERT(to_dims(t.shape()) == layout.desc().dims());
+  return layout.from_plain(t);
+}
+
+dnnl::memory memory_in(const dnnl::memory::desc& md, const Tensor& t, const DnnlLayout* layout) {
+  if (layout != nullptr) return dnnl::memory(md, cpu_engine(), t.layout_data());
+  return as_memory(t, md);
+}
+
+Tensor new_in(const Tensor& like, const DnnlLayout* layout) {
+  if (layout == nullptr) return Tensor::uninitialized(like.shape(), like.dtype());
+  return Tensor::with_layout(like.shape(), like.dtype(), dnnl_layout(layout->desc()));
+}
+
 bool reorders(const LayoutBridge& bridge, const Tensor& t) {
   if (!bridge.needed) return false;
   const DnnlLayout* l = dnnl_layout_of(t);
@@ -48,6 +80,15 @@ bool reorders(const LayoutBridge& bridge, const Tensor& t) {
 dnnl::memory input_memory(const LayoutBridge& bridge, const Tensor& t) {
   if (bridge.needed && !reorders(bridge, t))
     return dnnl::memory(bridge.wanted, cpu_engine(), t.layout_data());
+  const DnnlLayout* layout = dnnl_layout_of(t);
+  if (!bridge.needed && layout != nullptr) {
+    // A row-major reader of a blocked tensor (a gemm-based weight gradient at small spatial
+    // sizes) gets a row-major copy: converting t in place would make its other readers (the
+    // data gradient, which wants it blocked) reorder it back.
+    dnnl::memory plain(bridge.plain, cpu_engine());
+    layout->to_plain(t.layout_data(), plain.get_data_handle());
+    return plain;
+  }
   return bridge_input(bridge, t);
 }
 

@@ -21,6 +21,8 @@ class DnnlLayout final : public OpaqueLayout {
   size_t bytes() const override { return blocked_.get_size(); }
   size_t plain_bytes() const override { return plain_.get_size(); }
   void to_plain(const void* src, void* dst) const override;
+  // A new tensor in this layout holding the values of row-major t (of this layout's dims).
+  Tensor from_plain(const Tensor& t) const;
   std::string name() const override;
   const dnnl::memory::desc& desc() const { return blocked_; }
 
@@ -28,12 +30,30 @@ class DnnlLayout final : public OpaqueLayout {
   dnnl::memory::desc blocked_;
   dnnl::memory::desc plain_;
   dnnl::reorder reorder_;
+  dnnl::reorder from_plain_;
 };
 
 // The one shared DnnlLayout of `blocked` (a desc that is not row-major).
 std::shared_ptr<const DnnlLayout> dnnl_layout(const dnnl::memory::desc& blocked);
 // The DnnlLayout t's data is in, or null (row-major, or another kind of layout).
 const DnnlLayout* dnnl_layout_of(const Tensor& t);
+
+// The float32 blocked layout a and b both have, with dims of their (equal) shape, or null:
+// then an elementwise op may run over their layout bytes as they are.
+const DnnlLayout* shared_float_layout(const Tensor& a, const Tensor& b);
+
+// t in `layout`: t itself when it is in it, else a reordered copy (t is left as it is). For a
+// backward kernel whose saved input is blocked and whose incoming gradient is row-major: one
+// reorder of the gradient instead of converting the saved input (in place, for every tensor
+// sharing it) and running the kernel on row-major data, whose result the next conv reorders.
+Tensor in_layout(const Tensor& t, const DnnlLayout& layout);
+
+// For primitives that take any layout as it is (batch norm, eltwise): the memory of t, whose
+// desc is md: t's bytes as they are when `layout` (md's blocked layout) is set, else t
+// row-major (converted if it was blocked).
+dnnl::memory memory_in(const dnnl::memory::desc& md, const Tensor& t, const DnnlLayout* layout);
+// A new tensor shaped like `like` in `layout`, or row-major when it is null.
+Tensor new_in(const Tensor& like, const DnnlLayout* layout);
 
 // The memory a primitive reads in bridge.wanted: t's own bytes when t is in that layout,
 // else t (row-major) reordered by the bridge.

@@ -5,6 +5,7 @@
 #include "crew/core/check.h"
 #include "crew/tensor/kernels/broadcast.h"
 #include "crew/tensor/kernels/dnnl_context.h"
+#include "crew/tensor/kernels/dnnl_layout.h"
 
 namespace crew::kernels {
 namespace {
@@ -141,11 +142,15 @@ struct Entry {
   dnnl::memory::desc md;
 };
 
-std::shared_ptr<Entry> entry(const EltwiseParams& p, dnnl::algorithm alg, int64_t numel) {
+// On a row-major tensor of numel elements (layout null) or on one in a blocked `layout` (a
+// conv's output, kept as it is: elementwise ops work on any layout).
+std::shared_ptr<Entry> entry(const EltwiseParams& p, dnnl::algorithm alg, int64_t numel,
+                             const detail::DnnlLayout* layout) {
   static detail::PrimitiveCache<Entry> cache;
-  return cache.get(str_cat(static_cast<int>(p.op), ':', numel, ':', p.alpha, ':', p.beta), [&] {
+  const void* layout_key = layout;  // one shared DnnlLayout per desc: its address names it
+  return cache.get(str_cat(static_cast<int>(p.op), ':', numel, ':', p.alpha, ':', p.beta, ':', layout_key), [&] {
     auto e = std::make_shared<Entry>();
-    e->md = detail::plain_desc({numel});
+    e->md = layout ? layout->desc() : detail::plain_desc({numel});
     const auto a = static_cast<float>(p.alpha), b = static_cast<float>(p.beta);
     dnnl::eltwise_forward::desc fd(dnnl::prop_kind::forward_training, alg, e->md, a, b);
     dnnl::eltwise_forward::primitive_desc fpd(fd, detail::cpu_engine());
@@ -156,16 +161,21 @@ std::shared_ptr<Entry> entry(const EltwiseParams& p, dnnl::algorithm alg, int64_
   });
 }
 
+dnnl::memory memory_of(const Entry& e, const Tensor& t, const detail::DnnlLayout* layout) {
+  return detail::memory_in(e.md, t, layout);
+}
+
 Tensor eltwise_forward_cpu(const EltwiseParams& p, const Tensor& x) {
   check_floating(x, op_name(p.op));
   dnnl::algorithm alg{};
   if (x.dtype() == DType::FLOAT64) return forward_loop<double>(p, x);
   if (!dnnl_algorithm(p.op, &alg) || x.numel() == 0) return forward_loop<float>(p, x);
   try {
-    auto e = entry(p, alg, x.numel());
-    Tensor y = Tensor::uninitialized(x.shape(), x.dtype());
-    e->fwd.execute(detail::cpu_stream(), {{DNNL_ARG_SRC, detail::as_memory(x, e->md)},
-                                          {DNNL_ARG_DST, detail::as_memory(y, e->md)}});
+    const detail::DnnlLayout* layout = detail::dnnl_layout_of(x);  // a blocked x stays blocked
+    auto e = entry(p, alg, x.numel(), layout);
+    Tensor y = detail::new_in(x, layout);
+    e->fwd.execute(detail::cpu_stream(),
+                   {{DNNL_ARG_SRC, memory_of(*e, x, layout)}, {DNNL_ARG_DST, memory_of(*e, y, layout)}});
     return y;
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl(op_name(p.op), err);
@@ -181,11 +191,14 @@ Tensor eltwise_backward_cpu(const EltwiseParams& p, const Tensor& grad_y, const 
   if (x.dtype() == DType::FLOAT64) return backward_loop<double>(p, grad_y, x);
   if (!dnnl_algorithm(p.op, &alg) || x.numel() == 0) return backward_loop<float>(p, grad_y, x);
   try {
-    auto e = entry(p, alg, x.numel());
-    Tensor gx = Tensor::uninitialized(x.shape(), x.dtype());
-    e->bwd.execute(detail::cpu_stream(), {{DNNL_ARG_SRC, detail::as_memory(x, e->md)},
-                                          {DNNL_ARG_DIFF_DST, detail::as_memory(grad_y, e->md)},
-                                          {DNNL_ARG_DIFF_SRC, detail::as_memory(gx, e->md)}});
+    // In x's blocked layout when it has one (a row-major grad_y is reordered into it).
+    const detail::DnnlLayout* layout = grad_y.shape() == x.shape() ? detail::dnnl_layout_of(x) : nullptr;
+    const Tensor g = layout ? detail::in_layout(grad_y, *layout) : grad_y;
+    auto e = entry(p, alg, x.numel(), layout);
+    Tensor gx = detail::new_in(x, layout);
+    e->bwd.execute(detail::cpu_stream(), {{DNNL_ARG_SRC, memory_of(*e, x, layout)},
+                                          {DNNL_ARG_DIFF_DST, memory_of(*e, g, layout)},
+                                          {DNNL_ARG_DIFF_SRC, memory_of(*e, gx, layout)}});
     return gx;
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl(op_name(p.op), err);

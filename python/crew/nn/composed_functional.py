@@ -1,5 +1,5 @@
 """Functions composed from crew's differentiable ops (their gradients are the ops'):
-relu6, leaky_relu, hardswish, silu, softplus, prelu, dropout2d, group_norm, instance_norm,
+relu6 (hardtanh's kernel), leaky_relu, hardswish, silu, softplus, prelu, dropout2d, group_norm, instance_norm,
 pad, interpolate, adaptive_max_pool2d, max_pool1d, avg_pool1d. Shapes are NCHW / NCL."""
 import math
 
@@ -15,7 +15,9 @@ def _const(value, like):
 
 
 def relu6(x, name=None):
-    return _f.relu(x) - _f.relu(x - 6.0)
+    """min(max(x, 0), 6): one oneDNN clip (hardtanh), which keeps a conv's blocked layout;
+    gradient 1 strictly inside (0, 6), as Paddle's."""
+    return _f.hardtanh(x, 0.0, 6.0)
 
 
 def leaky_relu(x, negative_slope=0.01, name=None):

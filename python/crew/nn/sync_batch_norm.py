@@ -27,8 +27,9 @@ class SyncBatchNorm(CppLayer):
         BatchNorm2D is replaced in its parent by a SyncBatchNorm sharing its C++ layer (so the
         parameters, buffers and their names are the same tensors), and a bare BatchNorm2D
         returns one. C++ layers holding BatchNorm2D sublayers (a bound C++ model) are converted
-        in place: their BatchNorm2D layers get the sync and keep their type."""
-        if isinstance(layer, CppLayer):
+        in place: their BatchNorm2D layers get the sync and keep their type. A CppLayer
+        subclass built from Python layers (resnet50's) has no C++ layer: its tree is walked."""
+        if isinstance(layer, CppLayer) and getattr(layer, "_impl", None) is not None:
             _n.SyncBatchNorm.convert_sync_batchnorm(layer._impl)
             if isinstance(layer, BatchNorm2D):
                 return cls._sharing(layer)
