@@ -324,6 +324,41 @@ def nonzero(x, as_tuple=False):
     return _C.to_tensor(idx.reshape(-1, builtins.max(x.ndim, 1)))
 
 
+def bernoulli(x, name=None):
+    """Paddle's bernoulli: 1 with probability x, else 0, element-wise, in x's dtype (drawn from
+    crew's generator, which paddle.seed seeds). No gradient."""
+    _tensor(x, "bernoulli")
+    u = _C.uniform(list(x.shape), 0.0, 1.0, x.dtype)
+    return _C.cast(_C.less_than(u, x.detach()), x.dtype)
+
+
+def multinomial(x, num_samples=1, replacement=False, name=None):
+    """Paddle's multinomial: num_samples category indices (int64) drawn from the weights of the
+    last axis of a 1-d or 2-d x (not necessarily normalised); without replacement, distinct
+    indices (Gumbel top-k, the law of drawing one at a time). No gradient."""
+    _tensor(x, "multinomial")
+    if x.ndim not in (1, 2):
+        raise ValueError(f"multinomial: x must be 1-d or 2-d, got shape {list(x.shape)}")
+    k, n = int(num_samples), x.shape[-1]
+    p = _C.cast(x.detach(), "float64")
+    if _C._any(_C.less_than(p, _C.full([1], 0.0, "float64"))):
+        raise ValueError("multinomial: x holds a negative weight")
+    if not replacement and k > n:
+        raise ValueError(f"multinomial: num_samples ({k}) exceeds the {n} categories without replacement")
+    rows = p if x.ndim == 2 else _C.reshape(p, [1, n])
+    if replacement:
+        cdf = _C.cumsum(rows, 1) / _C.sum(rows, 1, True)
+        u = _C.uniform([rows.shape[0], k, 1], 0.0, 1.0, "float64")
+        below = _C.cast(_C.less_than(_C.unsqueeze(cdf, 1), u), "float64")
+        out = _C.clip(_C.sum(below, 2, False), 0.0, float(n - 1))
+    else:
+        u = _C.uniform(list(rows.shape), 1e-300, 1.0, "float64")
+        keys = _C.log(rows) - _C.log(-_C.log(u))
+        out = _C.topk(keys, k, 1, True)[1]
+    out = _C.cast(out, "int64")
+    return out if x.ndim == 2 else _C.reshape(out, [k])
+
+
 def _gradient(self):
     """Paddle's Tensor.gradient(): the gradient as a NumPy array, None before backward."""
     g = self.grad
@@ -332,7 +367,7 @@ def _gradient(self):
 
 NAMES = ["t", "neg", "reciprocal", "clone", "assign", "is_tensor", "in_dynamic_mode", "shape", "increment",
          "logsumexp", "tril", "triu", "diag", "trace", "outer", "kron", "meshgrid", "diff", "cross", "dist",
-         "strided_slice", "repeat_interleave", "unique", "nonzero"]
+         "strided_slice", "repeat_interleave", "unique", "nonzero", "bernoulli", "multinomial"]
 METHODS = ["t", "neg", "reciprocal", "logsumexp", "tril", "triu", "diag", "trace", "outer", "kron", "diff",
            "cross", "dist", "strided_slice", "repeat_interleave", "unique", "nonzero", "increment"]
 __all__ = list(NAMES)

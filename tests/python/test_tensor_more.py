@@ -171,3 +171,27 @@ def test_shape_increment_is_tensor_and_gradient_method():
     assert x.gradient() is None
     (x * x).sum().backward()
     np.testing.assert_array_equal(x.gradient(), [2.0, 4.0])
+
+
+def test_bernoulli_draws_with_the_given_probabilities_and_follows_seed():
+    paddle.seed(7)
+    p = paddle.to_tensor(np.array([0.0, 0.3, 1.0], dtype=np.float32))
+    draws = np.stack([paddle.bernoulli(p).numpy() for _ in range(2000)])
+    assert draws.dtype == np.float32 and set(np.unique(draws)) <= {0.0, 1.0}
+    np.testing.assert_allclose(draws.mean(0), [0.0, 0.3, 1.0], atol=0.04)
+    paddle.seed(7)
+    np.testing.assert_array_equal(paddle.bernoulli(p).numpy(), draws[0])
+
+
+def test_multinomial_frequencies_with_and_without_replacement():
+    paddle.seed(3)
+    w = paddle.to_tensor([0.2, 0.3, 0.5, 0.0])  # weights need not sum to 1
+    draws = paddle.multinomial(w * 4, 4000, replacement=True)
+    assert draws.shape == [4000] and draws.dtype == paddle.int64
+    np.testing.assert_allclose(np.bincount(draws.numpy(), minlength=4) / 4000, [0.2, 0.3, 0.5, 0.0], atol=0.03)
+    firsts = np.array([paddle.multinomial(w, 3).numpy() for _ in range(1500)])
+    assert all(len(set(r)) == 3 and 3 not in r for r in firsts)
+    np.testing.assert_allclose(np.bincount(firsts[:, 0], minlength=4) / 1500, [0.2, 0.3, 0.5, 0.0], atol=0.04)
+    assert paddle.multinomial(paddle.ones([2, 5]), 2).shape == [2, 2]
+    with pytest.raises(ValueError, match="exceeds"):
+        paddle.multinomial(w, 5)
