@@ -359,6 +359,67 @@ def multinomial(x, num_samples=1, replacement=False, name=None):
     return out if x.ndim == 2 else _C.reshape(out, [k])
 
 
+def _put_positions(arr, indices, a):
+    """Flat positions in arr of put_along_axis's indices (broadcast to arr's shape but along a)."""
+    idx = indices.numpy() if isinstance(indices, Tensor) else np.asarray(indices)
+    if idx.ndim != arr.ndim:
+        raise ValueError(f"put_along_axis: indices must have arr's {arr.ndim} dimensions, got shape {list(idx.shape)}")
+    shape = list(arr.shape)
+    shape[a] = idx.shape[a]
+    try:
+        idx = np.broadcast_to(idx, shape).astype(np.int64)
+    except ValueError:
+        raise ValueError(f"put_along_axis: indices of shape {list(idx.shape)} do not broadcast "
+                         f"against arr of shape {list(arr.shape)} off axis {a}") from None
+    n = arr.shape[a]
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise ValueError(f"put_along_axis: an index is outside [0, {n}) (got {idx.min()} .. {idx.max()})")
+    coords = list(np.indices(shape, dtype=np.int64))
+    coords[a] = idx
+    return shape, np.ravel_multi_index(coords, arr.shape).reshape(-1)
+
+
+def put_along_axis(arr, indices, values, axis, reduce="assign"):
+    """Paddle's put_along_axis: arr with values (broadcast to indices' shape) put at indices
+    along axis; reduce 'assign' replaces, 'add' adds, 'mul'/'multiply' multiplies (repeated
+    positions accumulate). Gradients flow to arr and values."""
+    _tensor(arr, "put_along_axis", "arr")
+    if reduce not in ("assign", "add", "mul", "multiply"):
+        raise ValueError(f"put_along_axis: reduce must be 'assign', 'add', 'mul' or 'multiply', got {reduce!r}")
+    shape, pos = _put_positions(arr, indices, _axis(axis, arr.ndim, "put_along_axis"))
+    values = _tm._like(values, arr)
+    if values.dtype != arr.dtype:
+        values = _C.cast(values, arr.dtype)
+    vals = _C.reshape(_C.expand(values, shape), [-1])
+    flat = _C.reshape(arr, [-1])
+    if reduce == "assign":
+        out = _C.scatter(flat, _C.to_tensor(pos), vals, True)
+    elif reduce == "add":
+        out = flat + _C.scatter(_C.full(list(flat.shape), 0.0, arr.dtype), _C.to_tensor(pos), vals, False)
+    else:  # one round per repetition, so that every round's positions are distinct
+        order = np.argsort(pos, kind="stable")
+        rank = np.empty_like(pos)
+        starts = np.r_[0, np.flatnonzero(np.diff(pos[order])) + 1]
+        rank[order] = np.arange(pos.size) - np.repeat(starts, np.diff(np.r_[starts, pos.size]))
+        out = flat
+        for r in range(int(rank.max()) + 1 if pos.size else 0):
+            sel = np.flatnonzero(rank == r)
+            factor = _C.scatter(_C.full(list(flat.shape), 1.0, arr.dtype), _C.to_tensor(pos[sel]),
+                                _C.index_select(vals, _C.to_tensor(sel), 0), True)
+            out = out * factor
+    return _C.reshape(out, list(arr.shape))
+
+
+def disable_static(place=None):
+    """Paddle's disable_static: crew always runs eagerly, so this only selects place ('cpu',
+    'gpu:0', a CPUPlace or CUDAPlace) when given."""
+    if place is None:
+        return
+    if isinstance(place, _C.Place):
+        place = "cpu" if place.is_cpu_place() else f"gpu:{place.gpu_device_id()}"
+    _C.set_device(place)
+
+
 def _gradient(self):
     """Paddle's Tensor.gradient(): the gradient as a NumPy array, None before backward."""
     g = self.grad
@@ -367,9 +428,10 @@ def _gradient(self):
 
 NAMES = ["t", "neg", "reciprocal", "clone", "assign", "is_tensor", "in_dynamic_mode", "shape", "increment",
          "logsumexp", "tril", "triu", "diag", "trace", "outer", "kron", "meshgrid", "diff", "cross", "dist",
-         "strided_slice", "repeat_interleave", "unique", "nonzero", "bernoulli", "multinomial"]
+         "strided_slice", "repeat_interleave", "unique", "nonzero", "bernoulli", "multinomial",
+         "put_along_axis", "disable_static"]
 METHODS = ["t", "neg", "reciprocal", "logsumexp", "tril", "triu", "diag", "trace", "outer", "kron", "diff",
-           "cross", "dist", "strided_slice", "repeat_interleave", "unique", "nonzero", "increment"]
+           "cross", "dist", "strided_slice", "repeat_interleave", "unique", "nonzero", "increment", "put_along_axis"]
 __all__ = list(NAMES)
 
 

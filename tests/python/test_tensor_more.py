@@ -195,3 +195,43 @@ def test_multinomial_frequencies_with_and_without_replacement():
     assert paddle.multinomial(paddle.ones([2, 5]), 2).shape == [2, 2]
     with pytest.raises(ValueError, match="exceeds"):
         paddle.multinomial(w, 5)
+
+
+def test_put_along_axis_as_paddle_documents():
+    x = paddle.to_tensor([[10, 30, 20], [60, 40, 50]])
+    out = paddle.put_along_axis(x, paddle.to_tensor([[0]]), 99, 0)
+    np.testing.assert_array_equal(out.numpy(), [[99, 99, 99], [60, 40, 50]])
+    assert out.dtype == paddle.int64
+
+
+@pytest.mark.parametrize("reduce", ["assign", "add", "multiply", "mul"])
+def test_put_along_axis_against_numpy_and_gradient(reduce):
+    arr = RNG.uniform(-1, 1, (3, 4))
+    index = np.array([[1, 3, 1], [0, 0, 0], [2, 1, 2]])  # repeats: add and multiply accumulate
+    values = RNG.uniform(-1, 1, (3, 3))
+    ref = arr.copy()
+    if reduce == "assign":
+        index = np.array([[1, 3, 0], [0, 2, 1], [2, 1, 3]])
+        np.put_along_axis(ref, index, values, 1)
+    else:
+        rows = np.repeat(np.arange(3), 3)
+        ufunc = np.add if reduce == "add" else np.multiply
+        ufunc.at(ref, (rows, index.ravel()), values.ravel())
+    out = paddle.put_along_axis(t(arr), paddle.to_tensor(index), t(values), 1, reduce=reduce)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-12)
+    finite_difference_check(
+        lambda a, v: paddle.put_along_axis(a, paddle.to_tensor(index), v, 1, reduce=reduce), arr, values)
+
+
+def test_put_along_axis_refuses_bad_indices_and_reduce():
+    x = paddle.zeros([2, 3])
+    with pytest.raises(ValueError, match="outside"):
+        paddle.put_along_axis(x, paddle.to_tensor([[3]]), 1.0, 1)
+    with pytest.raises(ValueError, match="reduce"):
+        paddle.put_along_axis(x, paddle.to_tensor([[0]]), 1.0, 1, reduce="max")
+
+
+def test_disable_static_keeps_eager_mode_and_selects_place():
+    paddle.disable_static()
+    paddle.disable_static(paddle.CPUPlace())
+    assert paddle.get_device() == "cpu" and paddle.in_dynamic_mode()
