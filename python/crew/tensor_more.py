@@ -420,6 +420,16 @@ def disable_static(place=None):
     _C.set_device(place)
 
 
+def _get_persistable(self):
+    """Paddle's Tensor.persistable: True for a layer's parameters and persistable buffers
+    (what state_dict saves), False for other tensors; settable."""
+    return self.__dict__.get("_persistable", False)
+
+
+def _set_persistable(self, value):
+    self.__dict__["_persistable"] = bool(value)
+
+
 def _gradient(self):
     """Paddle's Tensor.gradient(): the gradient as a NumPy array, None before backward."""
     g = self.grad
@@ -439,6 +449,7 @@ def install():
     for name in METHODS:
         setattr(Tensor, name, globals()[name])
     Tensor.gradient = _gradient
+    Tensor.persistable = property(_get_persistable, _set_persistable)
 
 
 install()

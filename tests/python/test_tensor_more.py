@@ -235,3 +235,20 @@ def test_disable_static_keeps_eager_mode_and_selects_place():
     paddle.disable_static()
     paddle.disable_static(paddle.CPUPlace())
     assert paddle.get_device() == "cpu" and paddle.in_dynamic_mode()
+
+
+def test_persistable_marks_parameters_and_persistable_buffers():
+    assert not paddle.to_tensor([1.0]).persistable
+    assert not paddle.to_tensor([1.0], stop_gradient=False).persistable
+    net = paddle.nn.Sequential(paddle.nn.Linear(2, 3), paddle.nn.BatchNorm1D(3))
+    assert all(p.persistable for p in net.parameters())
+    assert all(b.persistable for b in net.buffers())
+    layer = paddle.nn.Layer()
+    layer.register_buffer("kept", paddle.zeros([1]))
+    layer.register_buffer("scratch", paddle.zeros([1]), persistable=False)
+    assert layer.kept.persistable and not layer.scratch.persistable
+    assert layer.create_parameter([2]).persistable
+    assert paddle.nn.ParameterList([paddle.to_tensor([1.0], stop_gradient=False)])[0].persistable
+    x = paddle.zeros([1])
+    x.persistable = True
+    assert x.persistable
