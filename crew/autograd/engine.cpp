@@ -114,7 +114,8 @@ struct Sinks {
 };
 
 // Runs the nodes of graph in reverse creation order from the gradients seeded in node_buf.
-void propagate(Graph& graph, std::unordered_map<Node*, Tensor> node_buf, bool retain_graph, const Sinks& sinks) {
+void propagate(Graph& graph, std::unordered_map<Node*, Tensor> node_buf, bool retain_graph,
+               const Sinks& sinks) {
   std::unordered_map<TensorImpl*, Tensor> leaf_buf;
   std::priority_queue<Node*, std::vector<Node*>, Later> ready;
   for (const auto& [node, deps] : graph.node_deps) {
@@ -164,8 +165,8 @@ void propagate(Graph& graph, std::unordered_map<Node*, Tensor> node_buf, bool re
 void check_root(const Tensor& root, const Tensor& grad_root, const char* op) {
   CREW_CHECK_T(StateError, root.requires_grad(), op, ": tensor of shape ", shape_str(root.shape()),
                " has stop_gradient=true, so there is nothing to differentiate");
-  CREW_CHECK(grad_root.defined() && grad_root.shape() == root.shape() && grad_root.dtype() == root.dtype(), op,
-             ": gradient ", grad_root.defined() ? shape_str(grad_root.shape()) : "undefined",
+  CREW_CHECK(grad_root.defined() && grad_root.shape() == root.shape() && grad_root.dtype() == root.dtype(),
+             op, ": gradient ", grad_root.defined() ? shape_str(grad_root.shape()) : "undefined",
              " does not match the tensor ", shape_str(root.shape()), " ", dtype_name(root.dtype()));
 }
 

@@ -219,17 +219,21 @@ void bind_autograd(py::module_& m) {
   m.def("is_grad_enabled", &is_grad_enabled);
   m.def("set_grad_enabled", &set_grad_enabled);
   // crew.grad (python/crew/autograd_grad.py) checks the arguments; None where no gradient arrives.
-  m.def("_partial_grad", [](const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs,
-                            const std::vector<Tensor>& inputs, const std::vector<Tensor>& blocked, bool retain_graph) {
-    std::vector<Tensor> grads;
-    {
-      py::gil_scoped_release nogil;
-      grads = autograd::partial_grad(outputs, grad_outputs, inputs, blocked, retain_graph);
-    }
-    py::list out;
-    for (const Tensor& g : grads) out.append(g.defined() ? py::cast(g) : py::none());
-    return out;
-  }, py::arg("outputs"), py::arg("grad_outputs"), py::arg("inputs"), py::arg("blocked"), py::arg("retain_graph"));
+  m.def(
+      "_partial_grad",
+      [](const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs,
+         const std::vector<Tensor>& inputs, const std::vector<Tensor>& blocked, bool retain_graph) {
+        std::vector<Tensor> grads;
+        {
+          py::gil_scoped_release nogil;
+          grads = autograd::partial_grad(outputs, grad_outputs, inputs, blocked, retain_graph);
+        }
+        py::list out;
+        for (const Tensor& g : grads) out.append(g.defined() ? py::cast(g) : py::none());
+        return out;
+      },
+      py::arg("outputs"), py::arg("grad_outputs"), py::arg("inputs"), py::arg("blocked"),
+      py::arg("retain_graph"));
 }
 
 }  // namespace crew::python
