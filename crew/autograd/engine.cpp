@@ -1,5 +1,6 @@
 #include "crew/autograd/engine.h"
 
+#include <functional>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -75,11 +76,15 @@ struct Graph {
   std::unordered_map<TensorImpl*, int> leaf_deps;
 };
 
-Graph discover(const std::shared_ptr<Node>& root) {
+Graph discover(const std::vector<std::shared_ptr<Node>>& roots) {
   Graph g;
-  std::vector<Node*> stack{root.get()};
-  g.nodes.push_back(root);
-  g.node_deps[root.get()] = 0;
+  std::vector<Node*> stack;
+  for (const std::shared_ptr<Node>& root : roots) {
+    if (g.node_deps.emplace(root.get(), 0).second) {
+      g.nodes.push_back(root);
+      stack.push_back(root.get());
+    }
+  }
   while (!stack.empty()) {
     Node* n = stack.back();
     stack.pop_back();
@@ -105,35 +110,30 @@ struct Later {
   bool operator()(const Node* a, const Node* b) const { return a->sequence_nr < b->sequence_nr; }
 };
 
-}  // namespace
+// What a pass does with each leaf's complete gradient, and with each node's gradient before
+// the node runs (node may be empty; false from it stops the gradient there).
+struct Sinks {
+  std::function<void(const std::shared_ptr<TensorImpl>&, Tensor)> leaf;
+  std::function<bool(Node*, const Tensor&)> node;
+};
 
-void run_backward(const Tensor& root, const Tensor& grad_root, bool retain_graph) {
-  CREW_CHECK_T(StateError, root.requires_grad(), "backward: tensor of shape ", shape_str(root.shape()),
-               " has stop_gradient=true, so there is nothing to differentiate");
-  CREW_CHECK(grad_root.defined() && grad_root.shape() == root.shape() && grad_root.dtype() == root.dtype(),
-             "backward: gradient ", grad_root.defined() ? shape_str(grad_root.shape()) : "undefined",
-             " does not match the tensor ", shape_str(root.shape()), " ", dtype_name(root.dtype()));
-  NoGradGuard no_grad;  // backward functions and hooks record nothing
-  amp::AutocastGuard no_autocast(amp::autocast_off());  // gradients keep their dtypes
-  AutogradMeta& root_meta = *root.impl()->autograd;
-  if (!root_meta.grad_fn) {
-    complete_leaf(root.impl_ptr(), grad_root);
-    return;
-  }
-  Graph graph = discover(root_meta.grad_fn);
-  std::unordered_map<Node*, Tensor> node_buf;
+// Runs the nodes of graph in reverse creation order from the gradients seeded in node_buf.
+void propagate(Graph& graph, std::unordered_map<Node*, Tensor> node_buf, bool retain_graph,
+               const Sinks& sinks) {
   std::unordered_map<TensorImpl*, Tensor> leaf_buf;
   std::priority_queue<Node*, std::vector<Node*>, Later> ready;
-  node_buf[root_meta.grad_fn.get()] = grad_root;
-  ready.push(root_meta.grad_fn.get());
+  for (const auto& [node, deps] : graph.node_deps) {
+    if (deps == 0) ready.push(node);
+  }
   while (!ready.empty()) {
     Node* n = ready.top();
     ready.pop();
     Tensor grad = apply_grad_hooks(n->grad_hooks, std::move(node_buf[n]), n->name);
     node_buf.erase(n);
+    const bool flows = !sinks.node || sinks.node(n, grad);
     std::vector<Tensor> outs;
     for (const SavedVersion& s : n->saved) s.check(n->name);
-    if (grad.defined()) outs = n->backward(grad, n->needs);
+    if (grad.defined() && flows) outs = n->backward(grad, n->needs);
     grad = Tensor();
     for (size_t i = 0; i < n->next_edges.size(); ++i) {
       const Edge& e = n->next_edges[i];
@@ -151,7 +151,7 @@ void run_backward(const Tensor& root, const Tensor& grad_root, bool retain_graph
         if (--graph.leaf_deps[e.leaf.get()] == 0) {
           Tensor done = std::move(buf);
           leaf_buf.erase(e.leaf.get());
-          complete_leaf(e.leaf, std::move(done));
+          sinks.leaf(e.leaf, std::move(done));
         }
       }
     }
@@ -164,6 +164,79 @@ void run_backward(const Tensor& root, const Tensor& grad_root, bool retain_graph
       n->released = true;
     }
   }
+}
+
+void check_root(const Tensor& root, const Tensor& grad_root, const char* op) {
+  CREW_CHECK_T(StateError, root.requires_grad(), op, ": tensor of shape ", shape_str(root.shape()),
+               " has stop_gradient=true, so there is nothing to differentiate");
+  CREW_CHECK(grad_root.defined() && grad_root.shape() == root.shape() && grad_root.dtype() == root.dtype(),
+             op, ": gradient ", grad_root.defined() ? shape_str(grad_root.shape()) : "undefined",
+             " does not match the tensor ", shape_str(root.shape()), " ", dtype_name(root.dtype()));
+}
+
+}  // namespace
+
+void run_backward(const Tensor& root, const Tensor& grad_root, bool retain_graph) {
+  check_root(root, grad_root, "backward");
+  NoGradGuard no_grad;  // backward functions and hooks record nothing
+  amp::AutocastGuard no_autocast(amp::autocast_off());  // gradients keep their dtypes
+  AutogradMeta& root_meta = *root.impl()->autograd;
+  if (!root_meta.grad_fn) {
+    complete_leaf(root.impl_ptr(), grad_root);
+    return;
+  }
+  Graph graph = discover({root_meta.grad_fn});
+  propagate(graph, {{root_meta.grad_fn.get(), grad_root}}, retain_graph, Sinks{complete_leaf, nullptr});
+}
+
+std::vector<Tensor> partial_grad(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots,
+                                 const std::vector<Tensor>& inputs, const std::vector<Tensor>& blocked,
+                                 bool retain_graph) {
+  CREW_CHECK(roots.size() == grad_roots.size(), "grad: ", roots.size(), " outputs but ", grad_roots.size(),
+             " grad_outputs");
+  NoGradGuard no_grad;
+  amp::AutocastGuard no_autocast(amp::autocast_off());
+  std::vector<Tensor> out(inputs.size());
+  std::unordered_map<const void*, std::vector<size_t>> slots;  // a leaf's impl or an output's node
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const AutogradMeta* m = inputs[k].requires_grad() ? meta_if(inputs[k]) : nullptr;
+    if (m) slots[m->grad_fn ? static_cast<const void*>(m->grad_fn.get()) : inputs[k].impl()].push_back(k);
+  }
+  auto deliver = [&](const void* key, const Tensor& g) {
+    auto it = slots.find(key);
+    if (it == slots.end() || !g.defined()) return;
+    for (size_t k : it->second) accumulate(out[k], g);
+  };
+  std::unordered_set<const void*> stops;
+  for (const Tensor& b : blocked) {
+    const AutogradMeta* m = b.requires_grad() ? meta_if(b) : nullptr;
+    if (m && m->grad_fn) stops.insert(m->grad_fn.get());
+  }
+  std::vector<std::shared_ptr<Node>> nodes;
+  std::unordered_map<Node*, Tensor> seeds;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    check_root(roots[i], grad_roots[i], "grad");
+    const std::shared_ptr<Node>& fn = roots[i].impl()->autograd->grad_fn;
+    if (!fn) {
+      deliver(roots[i].impl(), grad_roots[i]);
+      continue;
+    }
+    nodes.push_back(fn);
+    accumulate(seeds[fn.get()], grad_roots[i]);
+  }
+  Graph graph = discover(nodes);
+  Sinks sinks{[&](const std::shared_ptr<TensorImpl>& leaf, Tensor g) {
+                deliver(leaf.get(), apply_grad_hooks(leaf->autograd->grad_hooks, std::move(g), "leaf"));
+              },
+              [&](Node* n, const Tensor& g) {
+                deliver(n, g);
+                return stops.count(n) == 0;
+              }};
+  propagate(graph, std::move(seeds), retain_graph, sinks);
+  for (Tensor& g : out) {
+    if (g.defined()) g = owned(std::move(g));
+  }
+  return out;
 }
 
 std::vector<Tensor> reachable_leaves(const std::vector<Tensor>& roots) {

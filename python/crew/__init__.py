@@ -17,10 +17,12 @@ from ._C import (add, subtract, multiply, divide, exp, log, pow, matmul, sum, me
                  reshape, unsqueeze, squeeze, flatten, transpose, concat, stack, split, slice,
                  is_grad_enabled, set_grad_enabled, cast)
 from .tensor_ops import no_grad  # noqa: E402
+from .autograd_grad import grad  # noqa: E402
 from .tensor_math import *  # noqa: E402,F401,F403 (Paddle's creation, math and mask functions)
 from . import tensor_methods  # noqa: E402,F401 (installs Tensor's methods and printing)
 from .tensor_arith import *  # noqa: E402,F401,F403 (maximum, floor_divide, mm, median, ...)
 from .einsum import einsum  # noqa: E402,F401
+from .tensor_more import *  # noqa: E402,F401,F403 (t, tril, diag, logsumexp, unique, ...)
 from .tensor_methods import set_printoptions  # noqa: E402,F401
 from .paddle_args import argmax, squeeze, reshape, flatten, to_tensor  # noqa: E402,F811
 

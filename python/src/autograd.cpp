@@ -9,6 +9,7 @@
 
 #include "bindings.h"
 #include "crew/autograd/autograd.h"
+#include "crew/autograd/engine.h"
 #include "crew/autograd/ops.h"
 #include "crew/core/error.h"
 #include "py_data.h"
@@ -217,6 +218,22 @@ void bind_autograd(py::module_& m) {
   bind_functions(m);
   m.def("is_grad_enabled", &is_grad_enabled);
   m.def("set_grad_enabled", &set_grad_enabled);
+  // crew.grad (python/crew/autograd_grad.py) checks the arguments; None where no gradient arrives.
+  m.def(
+      "_partial_grad",
+      [](const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs,
+         const std::vector<Tensor>& inputs, const std::vector<Tensor>& blocked, bool retain_graph) {
+        std::vector<Tensor> grads;
+        {
+          py::gil_scoped_release nogil;
+          grads = autograd::partial_grad(outputs, grad_outputs, inputs, blocked, retain_graph);
+        }
+        py::list out;
+        for (const Tensor& g : grads) out.append(g.defined() ? py::cast(g) : py::none());
+        return out;
+      },
+      py::arg("outputs"), py::arg("grad_outputs"), py::arg("inputs"), py::arg("blocked"),
+      py::arg("retain_graph"));
 }
 
 }  // namespace crew::python

@@ -113,6 +113,7 @@ class ParameterList(Layer):
     def __setitem__(self, idx, param):
         key = list(self._parameters.keys())[idx]
         self._parameters[key] = param
+        param.persistable = True
 
     def __len__(self):
         return len(self._parameters)

@@ -35,6 +35,8 @@ class Layer:
                 d.pop(name, None)
             self.__dict__.pop(name, None)
             (self._sub_layers if isinstance(value, Layer) else self._parameters)[name] = value
+            if isinstance(value, Tensor):
+                value.persistable = True  # a parameter is saved with the model, as Paddle's
         elif "_parameters" in self.__dict__ and (name in self._parameters or name in self._sub_layers):
             if value is not None:
                 raise TypeError(f"{type(self).__name__}.{name}: cannot replace a registered "
@@ -80,6 +82,8 @@ class Layer:
     def register_buffer(self, name, tensor, persistable=True):
         self._check_init()
         self._buffers[name] = tensor
+        if isinstance(tensor, Tensor):
+            tensor.persistable = bool(persistable)
         if not persistable:
             self.__dict__.setdefault("_non_persistable", set()).add(name)
 
@@ -96,6 +100,7 @@ class Layer:
         init = default_initializer or (Constant(0.0) if is_bias else XavierUniform())
         value = init.value(shape) if isinstance(init, Initializer) else init(shape)
         param = _C.to_tensor(np.asarray(value, dtype=np.float32), dtype=dtype, stop_gradient=False)
+        param.persistable = True
         return apply_attr(param, ParamAttr._to_attr(attr))
 
     # ---- traversal (registration order, pre-order, as Paddle) ----
@@ -250,8 +255,10 @@ class CppLayer(Layer):
         object.__setattr__(self, "_impl", impl)
         for name, p in impl.named_parameters():
             self._parameters[name] = p
+            p.persistable = True
         for name, b in impl.named_buffers():
             self._buffers[name] = b
+            b.persistable = True
 
     def forward(self, x):
         return self._impl(x)
