@@ -363,6 +363,7 @@ std::shared_ptr<CudaBackend>& backend() {
   register_nn_kernels();
   register_blas_kernels();
   register_conv_kernels();
+  register_nn_extra_kernels();
   return true;
 }();
 
