@@ -2,7 +2,7 @@
 // The command-line options train_resnet and train_gpt share (train_cnn's names):
 // --epochs --max-steps --batch-size --lr --seed --no-shuffle --init --metrics --profile
 // --checkpoint-dir --checkpoint-every --checkpoint-keep --num-workers --threads --save-model
-// --lr-schedule --warmup-steps --comm-buffer-size --last-comm-buffer-size --log-every.
+// --lr-schedule --warmup-steps --comm-buffer-size --last-comm-buffer-size --log-every --device.
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
@@ -32,6 +32,7 @@ struct TrainFlags {
   double last_comm_buffer_mb = 1;  // DataParallel first bucket (Paddle's last_comm_buffer_size)
   int64_t log_every = 100;
   int64_t warmup_rate_steps = 5;  // steps left out of the reported rate (start-up, first allocations)
+  std::string device = "cpu";     // Paddle's set_device: cpu, gpu (the rank's own GPU), gpu:N
 };
 
 // Registers the shared options on app with the given defaults in flags.

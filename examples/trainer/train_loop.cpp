@@ -15,6 +15,7 @@
 #include "crew/distributed/data_parallel/data_parallel.h"
 #include "crew/distributed/parallel/parallel.h"
 #include "crew/io/dataloader.h"
+#include "crew/tensor/device/device.h"
 #include "crew/io/distributed_batch_sampler.h"
 #include "crew/nn/functional.h"
 #include "crew/optim/lr_decay.h"
@@ -77,6 +78,12 @@ class Loop {
   void build_loader();
   bool run_epoch(int epoch);  // false: stop
   void step(const crew::io::Batch& batch, int epoch, int64_t batch_id, crew::ProgressBar& bar);
+  // Fields the loader left elsewhere (to() keeps those already on place_).
+  crew::io::Batch on_device(const crew::io::Batch& batch) const {
+    crew::io::Batch out;
+    for (const auto& t : batch) out.push_back(t.to(place_));
+    return out;
+  }
   void checkpoint(int epoch, int64_t next_batch, bool force);
   void report(double rate);
   bool chief() const { return s_.rank == 0; }
@@ -89,6 +96,7 @@ class Loop {
   crew::nn::Layer* model_ = nullptr;
   std::shared_ptr<crew::io::DistributedBatchSampler> sampler_;
   std::optional<crew::io::DataLoader> loader_;
+  crew::Place place_;  // --device
   int start_epoch_ = 0;
   int64_t global_step_ = 0, start_batch_ = 0, checkpointed_step_ = -1, steps_run_ = 0, max_steps_from_ = 0;
   int stop_signal_ = 0;
@@ -119,8 +127,12 @@ void Loop::resume() {
 void Loop::build_loader() {
   sampler_ = std::make_shared<crew::io::DistributedBatchSampler>(
       *t_.train, f_.batch_size, crew::io::DistributedBatchSamplerOptions{.shuffle = !f_.no_shuffle});
+  // On a GPU the workers copy each batch there, ahead of the step that uses it.
+  const bool gpu = place_.type != crew::DeviceType::CPU;
   loader_.emplace(t_.train, sampler_,
-                  crew::io::DataLoaderOptions{.num_workers = f_.num_workers, .seed = f_.seed + s_.rank});
+                  crew::io::DataLoaderOptions{.num_workers = f_.num_workers,
+                                              .seed = f_.seed + s_.rank,
+                                              .device = gpu ? std::optional<crew::Place>(place_) : std::nullopt});
 }
 
 void Loop::checkpoint(int epoch, int64_t next_batch, bool force) {
@@ -134,7 +146,7 @@ void Loop::checkpoint(int epoch, int64_t next_batch, bool force) {
 
 void Loop::step(const crew::io::Batch& batch, int epoch, int64_t batch_id, crew::ProgressBar& bar) {
   crew::Stopwatch step_watch;
-  crew::Tensor loss = t_.loss(*model_, batch);
+  crew::Tensor loss = t_.loss(*model_, place_.type == crew::DeviceType::CPU ? batch : on_device(batch));
   loss.backward();
   t_.opt->step();
   // Gradients dropped, not zeroed (PyTorch's zero_grad(set_to_none=True), as the peer in
@@ -208,6 +220,16 @@ bool Loop::run_epoch(int epoch) {
 int Loop::run() {
   resume();
   max_steps_from_ = f_.checkpoint.dir.empty() ? global_step_ : 0;
+  // --device gpu: parameters (moved in place, so the optimizer built before keeps them),
+  // batches and the optimizer's state on the GPU; ranks sharing one GPU name it ("gpu:0").
+  place_ = crew::set_device(f_.device);
+  if (place_.type != crew::DeviceType::CPU) {
+    if (!f_.checkpoint.dir.empty()) {
+      throw crew::ValueError(t_.program + ": --device " + f_.device +
+                             " trains from fresh or --init weights (no --checkpoint-dir yet)");
+    }
+    t_.net->to(place_);
+  }
   model_ = t_.net.get();
   if (s_.world > 1) {
     crew::DataParallelOptions dpo;
