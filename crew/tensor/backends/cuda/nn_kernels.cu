@@ -6,21 +6,13 @@
 #include <cmath>
 #include <cstdint>
 
+#include "crew/tensor/backends/cuda/grid.cuh"
 #include "crew/tensor/backends/cuda/launch_nn.h"
 #include "crew/tensor/kernels/math/dropout_stream.h"
 #include "crew/tensor/kernels/math/layer_norm_row.h"
 
 namespace crew::cuda::launch {
 namespace {
-
-#define CREW_GRID_LOOP(i, n) \
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(blockDim.x) * gridDim.x)
-
-constexpr unsigned kT = 256;
-inline unsigned grid(int64_t n) {
-  const int64_t b = (n + kT - 1) / kT;
-  return static_cast<unsigned>(b < 1 ? 1 : (b > 524280 ? 524280 : b));
-}
 
 // Sum over the block's threads in a fixed tree; the result in thread 0.
 __device__ double block_sum(double v, double* shared) {

@@ -6,6 +6,7 @@
 
 #include "crew/core/check.h"
 #include "crew/tensor/backends/cuda/launch_nn.h"
+#include "crew/tensor/backends/cuda/on_device.h"
 #include "crew/tensor/backends/cuda/runtime.h"
 #include "crew/tensor/kernels/adaptive_pool.h"
 #include "crew/tensor/kernels/attention.h"
@@ -23,30 +24,6 @@
 namespace crew::cuda {
 namespace {
 
-template <typename F>
-void floating(const char* op, DType t, F f) {
-  if (t == DType::FLOAT32)
-    f(float{});
-  else if (t == DType::FLOAT64)
-    f(double{});
-  else
-    CREW_THROW(DeviceError, op, " has no gpu kernel for ", dtype_name(t));
-}
-
-struct On {
-  On(const Tensor& t, const char* op_)
-      : op(op_), device(t.place().device), guard(device, op_), stream(compute_stream(device)) {}
-  void check() const { check_launch(op, device); }
-  const char* op;
-  int device;
-  DeviceGuard guard;
-  cudaStream_t stream;
-};
-
-template <typename T>
-T* ptr(const Tensor& t) {
-  return t.defined() ? static_cast<T*>(t.device_data()) : nullptr;
-}
 Tensor like(const Shape& s, DType d, const Tensor& t) { return Tensor::uninitialized(s, d, t.place()); }
 
 // [n, c, spatial] of an [N, C, ...] tensor.
