@@ -280,13 +280,21 @@ void Loop::report(double rate) {
   }
   double rss = 0;
   for (const auto& t : all) rss = std::max(rss, static_cast<double>(t.data<float>()[3]));
+  // On a device: this rank's peak of device memory held by tensors (PyTorch's max_memory_allocated).
+  const double device_mb = static_cast<double>(crew::device_peak_memory(place_)) / (1 << 20);
+  const std::string device_field =
+      place_.host_accessible() ? "" : crew::str_cat(", \"peak_device_mb\": ", device_mb);
   metrics_.line(crew::str_cat("{\"type\": \"done\", \"steps\": ", global_step_, ", \"", t_.unit,
-                              "_per_s\": ", rate, ", \"peak_rss_mb\": ", rss, "}"));
+                              "_per_s\": ", rate, ", \"peak_rss_mb\": ", rss, device_field, "}"));
   if (!chief()) return;
   char line[200];
   std::snprintf(line, sizeof line, "done: %lld steps, %.0f %s/s, peak RSS %.0f MB (largest rank)",
                 static_cast<long long>(global_step_), rate, t_.unit.c_str(), rss);
-  std::cout << line << std::endl;
+  std::cout << line;
+  if (!place_.host_accessible()) {
+    std::cout << ", peak " << place_.to_string() << " memory " << device_mb << " MB";
+  }
+  std::cout << std::endl;
   if (!f_.profile) return;
   for (size_t r = 0; r < all.size(); ++r) {
     const float* v = all[r].data<float>();
