@@ -7,6 +7,7 @@ weights and data) and for speed and memory. PyTorch is only the peer; crew never
         --warmup 5 --world 2 --metrics m.jsonl
     /usr/bin/python3 bench/torch_models.py --model gpt --text FILE --steps 20 --metrics m.jsonl
     /usr/bin/python3 bench/torch_models.py --model gpt --n-layer 2 --write-init init.safetensors
+    python3 bench/torch_models.py --model resnet18 --synthetic 1024 --steps 30 --device cuda   # GPU peer
 
 Weights travel in crew's layout (state_dict keys of crew/nn/models, Linear weights [in, out],
 BatchNorm statistics as `_mean` / `_variance`) through safetensors files read and written here
@@ -339,7 +340,7 @@ def clip_by_global_norm(params, max_norm=1.0):
 
 
 def train_step(model, opt, x, y, clip, autocast=None):
-    with torch.autocast("cpu", dtype=getattr(torch, autocast or "bfloat16"), enabled=autocast is not None):
+    with torch.autocast(x.device.type, dtype=getattr(torch, autocast or "bfloat16"), enabled=autocast is not None):
         logits = model(x)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
     opt.zero_grad(set_to_none=True)
@@ -357,9 +358,15 @@ def prepare_model(args, world):
         with torch.no_grad():
             from_crew(model, read_safetensors(args.init))
     model.train()
+    model.to(args.device)
     if world > 1:
         model = nn.parallel.DistributedDataParallel(model)
     return model
+
+
+def sync(args):
+    if args.device == "cuda":
+        torch.cuda.synchronize()
 
 
 def train(rank, world, args):
@@ -371,14 +378,17 @@ def train(rank, world, args):
     losses, start = [], time.perf_counter()
     for step in range(args.steps):
         if step == args.warmup:
+            sync(args)
             start = time.perf_counter()
         x, y = batches.get(first_sample(step, rank, world, batches))
+        x, y = x.to(args.device, non_blocking=True), y.to(args.device, non_blocking=True)
         losses.append(train_step(model, opt, x, y, clip=args.model == "gpt", autocast=args.autocast))
+    sync(args)
     elapsed = time.perf_counter() - start
     timed = args.steps - args.warmup if args.steps > args.warmup else args.steps
     stats = torch.tensor([elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0],
                          dtype=torch.float64)
-    losses = torch.stack(losses) if losses else torch.zeros(0)
+    losses = torch.stack(losses).cpu() if losses else torch.zeros(0)
     if world > 1:
         dist.all_reduce(stats, op=dist.ReduceOp.MAX)
         dist.all_reduce(losses)
@@ -395,9 +405,13 @@ def report(args, losses, rate, rss_mb):
                 f.write(json.dumps({"type": "step", "step": step, "loss": loss}) + "\n")
             f.write(json.dumps({"type": "done", unit: rate, "peak_rss_mb": rss_mb}) + "\n")
     last = f"{losses[-1]:.6f}" if losses else "-"
+    gpu = ""
+    if args.device == "cuda":
+        gpu = (f" device {torch.cuda.get_device_name()} tf32 {int(args.tf32)} "
+               f"peak_gpu_mb {torch.cuda.max_memory_allocated() / 2**20:.0f}")
     print(f"torch {torch.__version__} {args.model} world={args.world} threads={args.threads} "
           f"batch={args.batch_size} steps={args.steps} loss {last} {unit} {rate:.1f} "
-          f"peak_rss_mb {rss_mb:.0f}", flush=True)
+          f"peak_rss_mb {rss_mb:.0f}{gpu}", flush=True)
 
 
 def _worker(rank, world, port, args):
@@ -442,12 +456,19 @@ def parse_args(argv=None):
     p.add_argument("--block-size", type=int, default=128)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--autocast", choices=["bfloat16", "float16"],
-                   help='forward and loss under torch.autocast("cpu", dtype=...)')
+                   help='forward and loss under torch.autocast(device, dtype=...)')
     p.add_argument("--init", help="initial weights, safetensors in crew's layout")
     p.add_argument("--write-init", help="write a fresh init in crew's layout and exit")
     p.add_argument("--no-shuffle", action="store_true", help="accepted; always sequential")
     p.add_argument("--metrics", help="JSON lines from rank 0")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="cuda: one rank on GPU 0")
+    p.add_argument("--tf32", action="store_true", help="cuda: allow TF32 (off by default, as crew)")
     args = p.parse_args(argv)
+    if args.device == "cuda":
+        if args.world != 1:
+            p.error("--device cuda runs one rank")
+        torch.backends.cuda.matmul.allow_tf32 = args.tf32
+        torch.backends.cudnn.allow_tf32 = args.tf32
     if args.batch_size is None:
         args.batch_size = 16 if args.model == "gpt" else 32
     if not args.write_init and args.model == "gpt" and not args.text:

@@ -77,3 +77,27 @@ function(crew_add_cuda_module)
   # The backend registers itself from a static initialiser that nothing references: keep it.
   target_link_options(crew_cuda INTERFACE "LINKER:-u,crew_cuda_backend_anchor")
 endfunction()
+
+# crew_add_nccl_module(): the library crew_nccl from crew/distributed/backends/nccl/cuda, the
+# nccl process group's real driver (the group itself is crew_distributed's and compiles
+# everywhere). libnccl.so.2 is loaded with dlopen when a group first needs it, so nothing
+# links NCCL; only nccl.h is needed here. Sets nothing when CUDA or nccl.h is missing.
+function(crew_add_nccl_module)
+  set(dir distributed/backends/nccl/cuda)
+  crew_record_module(nccl "${dir}" "" "crew_distributed;crew_cuda")  # CrewLayers.cmake
+  if(NOT CREW_HAVE_CUDA)
+    return()
+  endif()
+  find_path(CREW_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+  if(NOT CREW_NCCL_INCLUDE_DIR)
+    message(STATUS "crew: no nccl.h: the nccl process group has no driver in this build")
+    return()
+  endif()
+  file(GLOB sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/crew/${dir}/*.cpp)
+  add_library(crew_nccl STATIC ${sources})
+  target_include_directories(crew_nccl PUBLIC ${PROJECT_SOURCE_DIR})
+  target_include_directories(crew_nccl PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${CREW_NCCL_INCLUDE_DIR})
+  target_link_libraries(crew_nccl PUBLIC crew_distributed crew_cuda PRIVATE CUDA::cudart_static ${CMAKE_DL_LIBS})
+  target_compile_options(crew_nccl PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  target_link_options(crew_nccl INTERFACE "LINKER:-u,crew_nccl_driver_anchor")
+endfunction()

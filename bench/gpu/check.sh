@@ -54,7 +54,7 @@ summary() {
   done
 }
 
-stage versions 20 "nvidia-smi; uname -a; ldd --version | head -1; python3 -c 'import torch; print(\"torch\", torch.__version__, \"cuda\", torch.version.cuda, \"cudnn\", torch.backends.cudnn.version())'; echo LD_LIBRARY_PATH=\$LD_LIBRARY_PATH; ls $site/nvidia/*/lib 2>/dev/null | grep -E 'cudart|cublasLt|cudnn.so|nccl'; cat $here/ref/host $here/ref/commit"
+stage versions 15 "nvidia-smi; uname -a; ldd --version | head -1; python3 -c 'import torch; print(\"torch\", torch.__version__, \"cuda\", torch.version.cuda, \"cudnn\", torch.backends.cudnn.version())'; echo LD_LIBRARY_PATH=\$LD_LIBRARY_PATH; ls $site/nvidia/*/lib 2>/dev/null | grep -E 'cudart|cublasLt|cudnn.so|nccl'; cat $here/ref/host $here/ref/commit"
 # CREW_GPU_CHECK_FORCE=1 runs the stages anyway (to try this script where there is no GPU).
 if [ "${CREW_GPU_CHECK_FORCE:-0}" != 1 ] && ! nvidia-smi -L > /dev/null 2>&1 && ! ls /dev/nvidia0 > /dev/null 2>&1; then
   echo "no GPU here (nvidia-smi finds none, no /dev/nvidia0): nothing to check" | tee "$logs/gpu.log"
@@ -62,17 +62,25 @@ if [ "${CREW_GPU_CHECK_FORCE:-0}" != 1 ] && ! nvidia-smi -L > /dev/null 2>&1 && 
   summary
   exit 77
 fi
-stage ldd 20 "for b in $bin/*; do echo \"\$b\"; ldd \"\$b\" | grep -E 'not found|dnnl|openblas|gloo|cudnn'; done; ! (for b in $bin/*; do ldd \"\$b\"; done | grep 'not found')"
+stage ldd 10 "for b in $bin/*; do echo \"\$b\"; ldd \"\$b\" | grep -E 'not found|dnnl|openblas|gloo|cudnn'; done; ! (for b in $bin/*; do ldd \"\$b\"; done | grep 'not found')"
 # TF32 off twice over: crew asks for FMA math, and NVIDIA_TF32_OVERRIDE=0 forbids TF32 to cuBLAS/cuDNN.
 export NVIDIA_TF32_OVERRIDE=0
-stage kernels 80 "$bin/crew_cuda_tests --gtest_filter='CudaKernels.*:CudaRuntime.*'"
-stage cnn_20_steps 90 "$bin/crew_cuda_tests --gtest_filter='CudaTraining.*' && $bin/train_cnn --device gpu --dataset fashion-mnist --data-dir $here/data --epochs 1 --max-steps 20 --batch-size 32 --no-shuffle --num-workers 0 --threads 1 --seed 7 --test-samples 100 --metrics $logs/cnn_gpu_20.jsonl && python3 $here/scripts/compare_traces.py losses $here/ref/cnn_cpu_20.jsonl $logs/cnn_gpu_20.jsonl 20 1e-4"
-stage cnn_10_epochs 80 "$bin/train_cnn --device gpu --dataset fashion-mnist --data-dir $here/data --epochs 10 --batch-size 32 --num-workers 2 --seed 7 --metrics $logs/cnn_gpu_10.jsonl && python3 $here/scripts/compare_traces.py accuracy $here/ref/cnn_cpu_10_epochs.jsonl $logs/cnn_gpu_10.jsonl 0.01"
+stage kernels 60 "$bin/crew_cuda_tests --gtest_filter='CudaKernels.*:CudaRuntime.*:CudaNnKernels.*:CudaDataLoader.*'"
+# A one-rank NCCL communicator (the most one GPU runs), and non-blocking init aborted on time.
+stage nccl 30 "$bin/crew_cuda_tests --gtest_filter='CudaNccl.*'"
+stage cnn_20_steps 60 "$bin/crew_cuda_tests --gtest_filter='CudaTraining.*' && $bin/train_cnn --device gpu --dataset fashion-mnist --data-dir $here/data --epochs 1 --max-steps 20 --batch-size 32 --no-shuffle --num-workers 0 --threads 1 --seed 7 --test-samples 100 --metrics $logs/cnn_gpu_20.jsonl && python3 $here/scripts/compare_traces.py losses $here/ref/cnn_cpu_20.jsonl $logs/cnn_gpu_20.jsonl 20 1e-4"
+stage cnn_10_epochs 70 "$bin/train_cnn --device gpu --dataset fashion-mnist --data-dir $here/data --epochs 10 --batch-size 32 --num-workers 2 --seed 7 --metrics $logs/cnn_gpu_10.jsonl && python3 $here/scripts/compare_traces.py accuracy $here/ref/cnn_cpu_10_epochs.jsonl $logs/cnn_gpu_10.jsonl 0.01"
 # Two ranks sharing the GPU (their collectives staged through host memory around shm) end
 # where one rank at twice the batch does.
 cnn_args="--dataset fashion-mnist --data-dir $here/data --epochs 1 --max-steps 20 --no-shuffle --num-workers 0 --threads 1 --seed 7 --test-samples 100"
-stage staged_2_ranks 70 "cd $logs && rm -rf one two && $bin/train_cnn --device gpu:0 $cnn_args --batch-size 32 --save one && $bin/crew launch --nproc_per_node 2 --log_dir launch_2_ranks $bin/train_cnn --device gpu:0 $cnn_args --batch-size 16 --save two && python3 $here/scripts/compare_traces.py weights one/model.safetensors two/model.safetensors 1e-4"
-stage speed_cnn 60 "$bin/train_cnn --device gpu --dataset fashion-mnist --data-dir $here/data --epochs 2 --batch-size 32 --num-workers 2 --seed 7 | tail -2; python3 $here/scripts/torch_cnn_step.py --batch 32 --steps 200 --reps 3"
+stage staged_2_ranks 50 "cd $logs && rm -rf one two && $bin/train_cnn --device gpu:0 $cnn_args --batch-size 32 --save one && $bin/crew launch --nproc_per_node 2 --log_dir launch_2_ranks $bin/train_cnn --device gpu:0 $cnn_args --batch-size 16 --save two && python3 $here/scripts/compare_traces.py weights one/model.safetensors two/model.safetensors 1e-4"
+# ResNet-18 and the GPT on the GPU: their first 5 losses against the CPU's from the same
+# weights and batches (a looser bound than the CNN's: deeper nets, Adam's first steps).
+resnet_args="--synthetic 256 --max-steps 5 --batch-size 32 --no-shuffle --num-workers 0 --seed 7 --log-every 1"
+gpt_args="--text $here/data/text.txt --n-layer 2 --max-steps 5 --batch-size 16 --no-shuffle --num-workers 0 --seed 7 --log-every 1"
+stage resnet_gpt 45 "$bin/train_resnet --device gpu $resnet_args --metrics $logs/resnet_gpu_5.jsonl && python3 $here/scripts/compare_traces.py losses $here/ref/resnet_cpu_5.jsonl $logs/resnet_gpu_5.jsonl 5 1e-2 && $bin/train_gpt --device gpu $gpt_args --metrics $logs/gpt_gpu_5.jsonl && python3 $here/scripts/compare_traces.py losses $here/ref/gpt_cpu_5.jsonl $logs/gpt_gpu_5.jsonl 5 1e-2"
+# Speed beside PyTorch eager on the same card, TF32 off on both sides.
+stage speed 70 "$bin/train_cnn --device gpu --dataset fashion-mnist --data-dir $here/data --epochs 2 --batch-size 32 --num-workers 2 --seed 7 | tail -2; python3 $here/scripts/torch_cnn_step.py --batch 32 --steps 200 --reps 3; $bin/train_resnet --device gpu --synthetic 2048 --max-steps 40 --batch-size 32 --num-workers 2 | tail -1; python3 $here/scripts/torch_models.py --model resnet18 --synthetic 2048 --steps 40 --batch-size 32 --device cuda; $bin/train_gpt --device gpu --text $here/data/text.txt --max-steps 30 --batch-size 16 --num-workers 2 | tail -1; python3 $here/scripts/torch_models.py --model gpt --text $here/data/text.txt --steps 30 --batch-size 16 --device cuda"
 summary
 for r in "${results[@]}"; do
   case $r in ok | skipped) ;; *) exit 1 ;; esac

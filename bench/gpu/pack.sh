@@ -40,7 +40,9 @@ done
 # Data and CPU reference traces (the GPU runs start from the same seed, hence the same weights).
 /usr/bin/python3 "$root/bench/gpu/make_idx.py" "$stage/data" 2000 500
 cp "$root/bench/gpu/make_idx.py" "$root/bench/gpu/check.sh" "$root/bench/gpu/compare_traces.py" \
-   "$root/bench/gpu/torch_cnn_step.py" "$root/bench/torch_train_step.py" "$stage/scripts/"
+   "$root/bench/gpu/torch_cnn_step.py" "$root/bench/torch_train_step.py" "$root/bench/torch_models.py" \
+   "$stage/scripts/"
+cat "$root"/docs/*.md > "$stage/data/text.txt"  # the GPT's text (the GPU machine has no fortunes)
 mv "$stage/scripts/check.sh" "$stage/check.sh"
 "$stage/bin/train_cnn" --dataset fashion-mnist --data-dir "$stage/data" --epochs 1 --max-steps 20 --batch-size 32 \
   --no-shuffle --num-workers 0 --threads 1 --seed 7 --test-samples 100 --metrics "$stage/ref/cnn_cpu_20.jsonl" \
@@ -48,6 +50,12 @@ mv "$stage/scripts/check.sh" "$stage/check.sh"
 "$stage/bin/train_cnn" --dataset fashion-mnist --data-dir "$stage/data" --epochs 10 --batch-size 32 \
   --num-workers 0 --threads 2 --seed 7 --metrics "$stage/ref/cnn_cpu_10_epochs.jsonl" \
   > "$tmp/ref10.log" 2>&1 || { cat "$tmp/ref10.log"; echo "pack: the CPU 10-epoch run failed"; exit 1; }
+"$stage/bin/train_resnet" --synthetic 256 --max-steps 5 --batch-size 32 --no-shuffle --num-workers 0 --seed 7 \
+  --log-every 1 --threads 2 --metrics "$stage/ref/resnet_cpu_5.jsonl" > "$tmp/resnet.log" 2>&1 ||
+  { cat "$tmp/resnet.log"; echo "pack: the CPU ResNet-18 reference failed"; exit 1; }
+"$stage/bin/train_gpt" --text "$stage/data/text.txt" --n-layer 2 --max-steps 5 --batch-size 16 --no-shuffle \
+  --num-workers 0 --seed 7 --log-every 1 --threads 2 --metrics "$stage/ref/gpt_cpu_5.jsonl" > "$tmp/gpt.log" 2>&1 ||
+  { cat "$tmp/gpt.log"; echo "pack: the CPU GPT reference failed"; exit 1; }
 git -C "$root" rev-parse HEAD > "$stage/ref/commit" 2>/dev/null || true
 { echo "built on: $(uname -srm), $(ldd --version | head -1)"; echo "packed: $(date -u +%FT%TZ)"; } > "$stage/ref/host"
 

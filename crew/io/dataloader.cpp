@@ -5,6 +5,7 @@
 #include "crew/core/check.h"
 #include "crew/io/loader_run.h"
 #include "crew/io/transforms/transform.h"
+#include "crew/tensor/device/device.h"
 #include "crew/tensor/random.h"
 
 namespace crew::io {
@@ -28,6 +29,21 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, std::shared_ptr<B
              "); set them on the batch sampler");
 }
 
+namespace {
+// The collate function followed by the copy of every field to options.device, or to pinned
+// host memory with pin_memory (where a GPU is present); `collate` itself otherwise.
+CollateFn placed_collate(CollateFn collate, const DataLoaderOptions& options) {
+  std::optional<Place> place = options.device;
+  if (!place && options.pin_memory && cuda_device_count() > 0) place = CUDAPinnedPlace();
+  if (!place || place->type == DeviceType::CPU) return collate;
+  return [collate = std::move(collate), to = *place](const std::vector<Sample>& samples) {
+    Batch batch = collate(samples);
+    for (Tensor& t : batch) t = t.to(to);
+    return batch;
+  };
+}
+}  // namespace
+
 void DataLoader::resume_at(uint64_t pass, int64_t start_batch) {
   CREW_CHECK(start_batch >= 0, "DataLoader::resume_at: start batch must be >= 0, got ", start_batch);
   passes_ = pass;
@@ -44,7 +60,7 @@ DataLoader::Iterator DataLoader::begin() {
              " is past the end of pass ", passes_, " (", config.batches.size(), " batches)");
   config.batches.erase(config.batches.begin(), config.batches.begin() + skip);
   config.first_batch = static_cast<uint64_t>(skip);
-  config.collate = options_.collate_fn ? options_.collate_fn : CollateFn(default_collate);
+  config.collate = placed_collate(options_.collate_fn ? options_.collate_fn : CollateFn(default_collate), options_);
   config.num_workers = options_.num_workers;
   config.prefetch_factor = options_.prefetch_factor;
   config.timeout = options_.timeout;

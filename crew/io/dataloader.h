@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 
+#include "crew/core/place.h"
 #include "crew/io/batch_sampler.h"
 #include "crew/io/collate.h"
 #include "crew/io/dataset.h"
@@ -44,6 +45,12 @@ struct DataLoaderOptions {
   // Base of the per-sample seeds of random transforms; unset: drawn from
   // crew::default_generator() at each pass (so crew::seed(s) reproduces a run).
   std::optional<uint64_t> seed;
+  // PyTorch's pin_memory: batches collated into pinned host memory (gpu_pinned), which a GPU
+  // copies from directly; ignored (host memory) where no GPU is present, as PyTorch does.
+  bool pin_memory = false;
+  // Batches copied to this place (e.g. CUDAPlace(0)) by the worker that collated them, so
+  // that the next batch's copy runs while the loop computes on the current one.
+  std::optional<Place> device;
 };
 
 namespace detail {

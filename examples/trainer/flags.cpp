@@ -40,6 +40,7 @@ void add_train_flags(CLI::App& app, TrainFlags& f) {
       ->check(crew::cli::at_least(f.num_workers, 0));
   app.add_option("--threads", f.threads, "compute threads (0: CREW_NUM_THREADS or all cores)")
       ->check(crew::cli::at_least(f.threads, 0));
+  app.add_option("--device", f.device, "cpu, gpu or gpu:N (Paddle's set_device; gpu: the rank's own GPU)");
   app.add_option("--lr-schedule", f.lr_schedule, "constant, or cosine (after --warmup-steps linear warm-up)")
       ->check(CLI::IsMember({"constant", "cosine"}));
   app.add_option("--warmup-steps", f.warmup_steps, "linear warm-up steps from 0 to --lr")

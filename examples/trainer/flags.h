@@ -2,8 +2,8 @@
 // The command-line options train_resnet and train_gpt share (train_cnn's names):
 // --epochs --max-steps --batch-size --lr --seed --no-shuffle --init --metrics --profile
 // --checkpoint-dir --checkpoint-every --checkpoint-keep --num-workers --threads --save-model
-// --lr-schedule --warmup-steps --comm-buffer-size --last-comm-buffer-size --log-every, and
-// --amp --amp-level (examples/trainer/amp.h), --comm-dtype.
+// --lr-schedule --warmup-steps --comm-buffer-size --last-comm-buffer-size --log-every --device,
+// and --amp --amp-level (examples/trainer/amp.h), --comm-dtype.
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
@@ -36,6 +36,7 @@ struct TrainFlags {
   int64_t log_every = 100;
   AmpFlags amp;
   int64_t warmup_rate_steps = 5;  // steps left out of the reported rate (start-up, first allocations)
+  std::string device = "cpu";     // Paddle's set_device: cpu, gpu (the rank's own GPU), gpu:N
 };
 
 // Registers the shared options on app with the given defaults in flags.

@@ -15,6 +15,7 @@
 #include "crew/distributed/data_parallel/data_parallel.h"
 #include "crew/distributed/parallel/parallel.h"
 #include "crew/io/dataloader.h"
+#include "crew/tensor/device/device.h"
 #include "crew/io/distributed_batch_sampler.h"
 #include "crew/nn/functional.h"
 #include "crew/optim/lr_decay.h"
@@ -77,6 +78,12 @@ class Loop {
   void build_loader();
   bool run_epoch(int epoch);  // false: stop
   void step(const crew::io::Batch& batch, int epoch, int64_t batch_id, crew::ProgressBar& bar);
+  // Fields the loader left elsewhere (to() keeps those already on place_).
+  crew::io::Batch on_device(const crew::io::Batch& batch) const {
+    crew::io::Batch out;
+    for (const auto& t : batch) out.push_back(t.to(place_));
+    return out;
+  }
   void checkpoint(int epoch, int64_t next_batch, bool force);
   void report(double rate);
   bool chief() const { return s_.rank == 0; }
@@ -90,6 +97,7 @@ class Loop {
   crew::nn::Layer* model_ = nullptr;
   std::shared_ptr<crew::io::DistributedBatchSampler> sampler_;
   std::optional<crew::io::DataLoader> loader_;
+  crew::Place place_;  // --device
   int start_epoch_ = 0;
   int64_t global_step_ = 0, start_batch_ = 0, checkpointed_step_ = -1, steps_run_ = 0, max_steps_from_ = 0;
   int stop_signal_ = 0;
@@ -120,8 +128,12 @@ void Loop::resume() {
 void Loop::build_loader() {
   sampler_ = std::make_shared<crew::io::DistributedBatchSampler>(
       *t_.train, f_.batch_size, crew::io::DistributedBatchSamplerOptions{.shuffle = !f_.no_shuffle});
+  // On a GPU the workers copy each batch there, ahead of the step that uses it.
+  const bool gpu = place_.type != crew::DeviceType::CPU;
   loader_.emplace(t_.train, sampler_,
-                  crew::io::DataLoaderOptions{.num_workers = f_.num_workers, .seed = f_.seed + s_.rank});
+                  crew::io::DataLoaderOptions{.num_workers = f_.num_workers,
+                                              .seed = f_.seed + s_.rank,
+                                              .device = gpu ? std::optional<crew::Place>(place_) : std::nullopt});
 }
 
 void Loop::checkpoint(int epoch, int64_t next_batch, bool force) {
@@ -138,7 +150,7 @@ void Loop::step(const crew::io::Batch& batch, int epoch, int64_t batch_id, crew:
   crew::Tensor loss;
   {
     auto autocast = amp_->autocast();  // forward and loss; backward runs with autocast off
-    loss = t_.loss(*model_, batch);
+    loss = t_.loss(*model_, place_.type == crew::DeviceType::CPU ? batch : on_device(batch));
   }
   amp_->backward(loss);
   amp_->step(*t_.opt);
@@ -214,6 +226,16 @@ int Loop::run() {
   amp_.emplace(f_.amp, *t_.net, *t_.opt);  // O2 converts the parameters: before resume and DataParallel
   resume();
   max_steps_from_ = f_.checkpoint.dir.empty() ? global_step_ : 0;
+  // --device gpu: parameters (moved in place, so the optimizer built before keeps them),
+  // batches and the optimizer's state on the GPU; ranks sharing one GPU name it ("gpu:0").
+  place_ = crew::set_device(f_.device);
+  if (place_.type != crew::DeviceType::CPU) {
+    if (!f_.checkpoint.dir.empty()) {
+      throw crew::ValueError(t_.program + ": --device " + f_.device +
+                             " trains from fresh or --init weights (no --checkpoint-dir yet)");
+    }
+    t_.net->to(place_);
+  }
   model_ = t_.net.get();
   if (s_.world > 1) {
     crew::DataParallelOptions dpo;
@@ -268,13 +290,21 @@ void Loop::report(double rate) {
   }
   double rss = 0;
   for (const auto& t : all) rss = std::max(rss, static_cast<double>(t.data<float>()[3]));
+  // On a device: this rank's peak of device memory held by tensors (PyTorch's max_memory_allocated).
+  const double device_mb = static_cast<double>(crew::device_peak_memory(place_)) / (1 << 20);
+  const std::string device_field =
+      place_.host_accessible() ? "" : crew::str_cat(", \"peak_device_mb\": ", device_mb);
   metrics_.line(crew::str_cat("{\"type\": \"done\", \"steps\": ", global_step_, ", \"", t_.unit,
-                              "_per_s\": ", rate, ", \"peak_rss_mb\": ", rss, "}"));
+                              "_per_s\": ", rate, ", \"peak_rss_mb\": ", rss, device_field, "}"));
   if (!chief()) return;
   char line[200];
   std::snprintf(line, sizeof line, "done: %lld steps, %.0f %s/s, peak RSS %.0f MB (largest rank)",
                 static_cast<long long>(global_step_), rate, t_.unit.c_str(), rss);
-  std::cout << line << std::endl;
+  std::cout << line;
+  if (!place_.host_accessible()) {
+    std::cout << ", peak " << place_.to_string() << " memory " << device_mb << " MB";
+  }
+  std::cout << std::endl;
   if (!f_.profile) return;
   for (size_t r = 0; r < all.size(); ++r) {
     const float* v = all[r].data<float>();

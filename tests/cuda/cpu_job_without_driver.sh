@@ -17,6 +17,13 @@ fi
 if [ "$(nm "$bin" 2>/dev/null | grep -c crew_cuda_backend_anchor)" = 0 ]; then
   echo "FAIL: $bin has no CUDA backend built in"; exit 1
 fi
+# The nccl group's driver is built in, but NCCL itself is loaded only when a group needs it.
+if [ "$(nm "$bin" 2>/dev/null | grep -c crew_nccl_driver_anchor)" = 0 ]; then
+  echo "FAIL: $bin has no nccl driver built in"; exit 1
+fi
+if ldd "$bin" | grep -E 'libnccl' ; then
+  echo "FAIL: $bin links NCCL (it must start without it)"; exit 1
+fi
 # 40 + 20 MNIST-format images (bench/gpu/make_idx.py).
 /usr/bin/python3 "$(dirname "$0")/../../bench/gpu/make_idx.py" "$work" 40 20
 start=$(date +%s.%N)

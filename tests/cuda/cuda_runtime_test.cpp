@@ -30,6 +30,13 @@ TEST(CudaRuntime, TheSeamSeesTheBackend) {
   set_device("cpu");
 }
 
+TEST(CudaRuntime, PeakMemoryThroughTheSeam) {
+  { Tensor t = Tensor::zeros({1 << 20}, DType::FLOAT32, kGpu); }
+  EXPECT_GE(device_peak_memory(kGpu), 4u << 20);
+  EXPECT_EQ(device_peak_memory(kGpu), cuda::memory_stats(0).peak_in_use);
+  EXPECT_EQ(device_peak_memory(CPUPlace()), 0u);
+}
+
 TEST(CudaRuntime, AllocatorCountsAndReuses) {
   const size_t before = cuda::memory_stats(0).in_use;
   {

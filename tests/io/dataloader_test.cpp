@@ -11,6 +11,7 @@
 
 #include "crew/io/distributed_batch_sampler.h"
 #include "crew/io/transforms/random_transforms.h"
+#include "tests/testing/fake_device.h"
 
 namespace crew::io {
 namespace {
@@ -235,6 +236,33 @@ TEST(DataLoader, CustomCollateAndBadOptions) {
   EXPECT_EQ(DataLoader(ds, sampler).size(), 3);
   DataLoader bad(ds, {.num_workers = -1});
   EXPECT_THROW(bad.begin(), ValueError);
+}
+
+}  // namespace
+}  // namespace crew::io
+
+namespace crew::io {
+namespace {
+
+TEST(DataLoaderPlace, WorkersCopyBatchesToTheDevicePlace) {
+  testing::FakeDevice fake;
+  auto data = std::make_shared<CountingDataset>(6);
+  for (int workers : {0, 2}) {
+    DataLoader loader(data, {.batch_size = 2, .num_workers = workers, .device = fake.place(1)});
+    int64_t i = 0;
+    for (auto& batch : loader) {
+      ASSERT_EQ(batch[0].place(), fake.place(1));
+      ASSERT_EQ(batch[1].place(), fake.place(1));
+      EXPECT_EQ(batch[1].to_vector<int64_t>(), (std::vector<int64_t>{i, i + 1}));
+      i += 2;
+    }
+    EXPECT_EQ(i, 6);
+  }
+}
+
+TEST(DataLoaderPlace, PinMemoryWithoutAGpuKeepsHostMemory) {
+  DataLoader loader(std::make_shared<CountingDataset>(4), {.batch_size = 2, .pin_memory = true});
+  for (auto& batch : loader) EXPECT_EQ(batch[0].place(), CPUPlace());
 }
 
 }  // namespace

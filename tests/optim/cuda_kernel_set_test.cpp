@@ -1,11 +1,15 @@
 // The kernels the CUDA backend registers (crew/tensor/backends/cuda: register_*_kernels) are
-// enough to train the seed's CNN with Adam: on the fake device with fake entries for exactly
-// those slots, MyNet trains without meeting a slot that has no entry. Checked without a GPU, so
-// that the GPU check (bench/gpu/check.sh) is not the first to find a missing kernel. Keep the
-// list in step with the backend's registrations.
+// enough to train the seed's CNN with Adam, ResNet-18 with Momentum and the GPT with AdamW: on the fake
+// device with fake entries for exactly those slots, MyNet trains without meeting a slot that has no entry.
+// Checked without a GPU, so that the GPU check (bench/gpu/check.sh) is not the first to find a missing
+// kernel. Keep the list in step with the backend's registrations.
 #include <gtest/gtest.h>
 
+#include "crew/autograd/ops.h"
+#include "crew/nn/models/gpt.h"
+#include "crew/nn/models/resnet.h"
 #include "crew/nn/nn.h"
+#include "crew/optim/grad_clip.h"
 #include "crew/optim/optim.h"
 #include "crew/tensor/kernels/bucket_copy.h"
 #include "crew/tensor/random.h"
@@ -48,6 +52,29 @@ void set_cuda_kernel_set(bool on) {
   set_fake_entry<&kernels::linear_backward_kernel>(on);
   set_fake_entry<&kernels::conv2d_forward_kernel>(on);
   set_fake_entry<&kernels::conv2d_backward_kernel>(on);
+  // nn_ops.cpp: ResNet-18's and the GPT's
+  set_fake_entry<&kernels::batch_norm_channel_sums_kernel>(on);
+  set_fake_entry<&kernels::batch_norm_channel_sq_dev_kernel>(on);
+  set_fake_entry<&kernels::batch_norm_normalize_kernel>(on);
+  set_fake_entry<&kernels::batch_norm_grad_sums_kernel>(on);
+  set_fake_entry<&kernels::batch_norm_input_grad_kernel>(on);
+  set_fake_entry<&kernels::batch_norm_update_running_kernel>(on);
+  set_fake_entry<&kernels::batch_norm_forward_kernel>(on);
+  set_fake_entry<&kernels::batch_norm_backward_kernel>(on);
+  set_fake_entry<&kernels::layer_norm_forward_kernel>(on);
+  set_fake_entry<&kernels::layer_norm_backward_kernel>(on);
+  set_fake_entry<&kernels::embedding_forward_kernel>(on);
+  set_fake_entry<&kernels::embedding_backward_kernel>(on);
+  set_fake_entry<&kernels::dropout_mask_kernel>(on);
+  set_fake_entry<&kernels::adaptive_avg_pool2d_forward_kernel>(on);
+  set_fake_entry<&kernels::adaptive_avg_pool2d_backward_kernel>(on);
+  set_fake_entry<&kernels::attention_forward_kernel>(on);
+  set_fake_entry<&kernels::attention_backward_kernel>(on);
+  set_fake_entry<&kernels::attention_mask_softmax_kernel>(on);
+  set_fake_entry<&kernels::permute_kernel>(on);
+  set_fake_entry<&kernels::slice_axis_kernel>(on);
+  set_fake_entry<&kernels::slice_scatter_kernel>(on);
+  set_fake_entry<&kernels::concat_kernel>(on);
 }
 
 TEST(CudaKernelSet, CoversMyNetTrainingWithAdam) {
@@ -66,6 +93,42 @@ TEST(CudaKernelSet, CoversMyNetTrainingWithAdam) {
     opt.clear_grad();
     EXPECT_TRUE(std::isfinite(loss.cpu().item()));
   }
+  set_cuda_kernel_set(false);
+}
+
+TEST(CudaKernelSet, CoversResNet18TrainingWithMomentum) {
+  testing::FakeDevice fake;
+  set_cuda_kernel_set(true);
+  seed(3);
+  auto net = models::resnet18(10);
+  net->to(fake.place());
+  optim::Momentum opt(net->parameters(), optim::MomentumOptions{.learning_rate = 1e-2});
+  const Tensor x = uniform({2, 3, 32, 32}, 0, 1).to(fake.place());
+  const Tensor y = Tensor::from_vector<int64_t>({1, 2}).to(fake.place());
+  Tensor loss = functional::cross_entropy((*net)(x), y);
+  EXPECT_NO_THROW(loss.backward());
+  opt.step();
+  EXPECT_TRUE(std::isfinite(loss.cpu().item()));
+  set_cuda_kernel_set(false);
+}
+
+TEST(CudaKernelSet, CoversGptTrainingWithAdamWAndClipping) {
+  testing::FakeDevice fake;
+  set_cuda_kernel_set(true);
+  seed(3);
+  models::GPT gpt(models::GPTConfig{
+      .vocab_size = 32, .block_size = 8, .n_layer = 1, .n_head = 2, .n_embd = 16, .dropout = 0.1});
+  gpt.to(fake.place());
+  optim::AdamW opt(gpt.parameters(),
+                   optim::AdamWOptions{.learning_rate = 1e-3,
+                                       .grad_clip = std::make_shared<optim::ClipGradByGlobalNorm>(1.0)});
+  const Tensor idx = Tensor::from_vector<int64_t>({1, 2, 3, 4, 5, 6, 7, 8}, {1, 8}).to(fake.place());
+  const Tensor tgt = Tensor::from_vector<int64_t>({2, 3, 4, 5, 6, 7, 8, 9}, {1, 8}).to(fake.place());
+  Tensor logits = gpt(idx);
+  Tensor loss = functional::cross_entropy(crew::reshape(logits, {8, 32}), crew::reshape(tgt, {8}));
+  EXPECT_NO_THROW(loss.backward());
+  opt.step();
+  EXPECT_TRUE(std::isfinite(loss.cpu().item()));
   set_cuda_kernel_set(false);
 }
 

@@ -70,6 +70,14 @@ TEST(Device, SetDeviceChoosesAPresentDevice) {
   EXPECT_EQ(get_device(), "cpu");
 }
 
+TEST(Device, PeakMemoryIsZeroWhereNothingCountsIt) {
+  FakeDevice fake;  // its backend keeps the default: it does not count
+  Tensor x = Tensor::ones({64}, DType::FLOAT32, fake.place());
+  EXPECT_EQ(device_peak_memory(fake.place()), 0u);
+  EXPECT_EQ(device_peak_memory(CPUPlace()), 0u);
+  EXPECT_EQ(device_peak_memory(CUDAPinnedPlace()), 0u);
+}
+
 TEST(Device, HostCodeCannotReadDeviceMemory) {
   FakeDevice fake;
   Tensor x = Tensor::ones({2, 3}, DType::FLOAT32, fake.place());

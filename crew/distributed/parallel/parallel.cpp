@@ -12,6 +12,7 @@
 #include "crew/core/timer.h"
 #include "crew/distributed/backends/backend_unavailable.h"
 #include "crew/distributed/backends/builtin_backends.h"
+#include "crew/distributed/backends/nccl/nccl_process_group.h"
 #include "crew/distributed/parallel/host_layout.h"
 #include "crew/distributed/parallel/world_check.h"
 #include "crew/distributed/process_group/work.h"
@@ -162,8 +163,9 @@ struct BackendChoice {
   bool automatic = false;
 };
 
-// Resolves "auto" from where the ranks run (see auto_backend_for): shm on one host, hier on
-// several hosts with more than one rank each, else gloo.
+// Resolves "auto": nccl when every rank is on a GPU of its own, else from where the ranks
+// run (see auto_backend_for): shm on one host, hier on several hosts with more than one rank
+// each, else gloo.
 BackendChoice choose_backend(const std::string& requested, Store& root, const ParallelEnv& env,
                              std::chrono::milliseconds timeout) {
   std::string backend = requested.empty() ? "auto" : requested;
@@ -177,6 +179,9 @@ BackendChoice choose_backend(const std::string& requested, Store& root, const Pa
     }
     return {backend, false};
   }
+  // Every rank on a GPU of its own: nccl. Ranks sharing a GPU (or on the CPU) get the host
+  // backend below, which create_process_group wraps in the staged group for device tensors.
+  if (nccl_fits_job(root, env.rank, env.world_size, timeout)) return {"nccl", true};
   const auto layout = HostLayout::from_ids(exchange_host_ids(root, env.rank, env.world_size, timeout));
   return {auto_backend_for(layout), true};
 }

@@ -40,7 +40,8 @@ inline constexpr const char* kNotParallelWarning =
 struct InitOptions {
   static constexpr std::chrono::milliseconds kDefaultStoreTimeout{std::chrono::minutes(15)};
   static constexpr std::chrono::milliseconds kDefaultExitTimeout{std::chrono::seconds(30)};
-  // "gloo", "shm", "hier" or "auto": shm when every rank runs on this host, hier when the
+  // "gloo", "shm", "hier", "nccl" or "auto": nccl when every rank's current place is a GPU
+  // of its own (crew's CUDA build), else shm when every rank runs on this host, hier when the
   // ranks span hosts that each run more than one, else gloo (host_layout.h); an automatic
   // shm or hier that cannot get its shared memory falls back to gloo on every rank. With
   // "auto", CREW_BACKEND, when set, decides.

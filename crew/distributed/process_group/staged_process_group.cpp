@@ -177,6 +177,7 @@ std::shared_ptr<Work> StagedProcessGroup::recv(Tensor& tensor, int src, const Re
 std::shared_ptr<Work> StagedProcessGroup::barrier(const BarrierOptions& options) { return inner_->barrier(options); }
 
 std::shared_ptr<ProcessGroup> wrap_for_devices(std::shared_ptr<ProcessGroup> pg) {
+  if (dynamic_cast<const DeviceNativeGroup*>(pg.get())) return pg;
   for (int type = 0; type < kNumDeviceTypes; ++type) {
     const auto t = static_cast<DeviceType>(type);
     // A backend compiled in but with no device here (a CUDA build on a CPU machine) has no

@@ -18,6 +18,12 @@
 
 namespace crew::dist {
 
+// A group whose backend reads device memory itself (nccl): wrap_for_devices leaves it as it is.
+class DeviceNativeGroup {
+ public:
+  virtual ~DeviceNativeGroup() = default;
+};
+
 class StagedProcessGroup : public ProcessGroup {
  public:
   explicit StagedProcessGroup(std::shared_ptr<ProcessGroup> inner);
@@ -49,7 +55,7 @@ class StagedProcessGroup : public ProcessGroup {
 };
 
 // `pg` wrapped in a StagedProcessGroup when a device backend other than the CPU's is
-// registered, else `pg` itself.
+// registered and has a device, else `pg` itself (always for a DeviceNativeGroup).
 std::shared_ptr<ProcessGroup> wrap_for_devices(std::shared_ptr<ProcessGroup> pg);
 
 }  // namespace crew::dist

@@ -18,10 +18,13 @@ Tensor embedding(const Tensor& ids, const Tensor& weight, int64_t padding_idx) {
              padding_idx, " must be -1 (none) or in [0, ", vocab, ")");
   CREW_CHECK(ids.dtype() == DType::INT64 || ids.dtype() == DType::INT32,
              "embedding: ids must be int64 or int32, got ", dtype_name(ids.dtype()));
-  Tensor y = kernels::embedding_forward(ids, weight, padding_idx);
+  // Host ids (a batch, or positions from arange) index a table on a device: copied there.
+  const Tensor placed =
+      ids.place() != weight.place() && ids.place().host_accessible() ? ids.to(weight.place()) : ids;
+  Tensor y = kernels::embedding_forward(placed, weight, padding_idx);
   if (autograd::should_record({&weight})) {
     autograd::record(y, "embedding", {weight},
-                     [ids = ids.detach(), vocab, padding_idx](const Tensor& g, const std::vector<bool>&) {
+                     [ids = placed.detach(), vocab, padding_idx](const Tensor& g, const std::vector<bool>&) {
                        return std::vector<Tensor>{kernels::embedding_backward(g, ids, vocab, padding_idx)};
                      });
   }

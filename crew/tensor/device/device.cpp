@@ -76,6 +76,12 @@ void copy_bytes(void* dst, const Place& dst_place, const void* src, const Place&
 
 bool is_compiled_with_cuda() { return has_device_backend(DeviceType::GPU); }
 
+size_t device_peak_memory(const Place& place) {
+  if (place.host_accessible()) return 0;
+  std::shared_ptr<DeviceBackend> b = find_backend(place.type);
+  return b ? b->peak_memory(place) : 0;
+}
+
 int cuda_device_count() {
   std::shared_ptr<DeviceBackend> b = find_backend(DeviceType::GPU);
   return b ? b->device_count() : 0;

@@ -48,6 +48,8 @@ class DeviceBackend {
   virtual void copy(void* dst, const Place& dst_place, const void* src, const Place& src_place, size_t bytes) = 0;
   // Devices of this type present (0 when none).
   virtual int device_count() const = 0;
+  // The most bytes of `place`'s memory that tensors held at once (0: the backend does not count).
+  virtual size_t peak_memory(const Place& /*place*/) { return 0; }
 };
 
 // Registers (or, with null, removes) the backend of `type`; CPU's is built in and fixed.
@@ -60,6 +62,10 @@ bool has_device_backend(DeviceType type);
 // Copies bytes between any two places (host to host is memcpy).
 void copy_bytes(void* dst, const Place& dst_place, const void* src, const Place& src_place, size_t bytes,
                 const char* op);
+
+// The peak bytes tensors held on `place` (the allocator's count; 0 for host places and for
+// backends that do not count): train programs report it beside PyTorch's max_memory_allocated.
+size_t device_peak_memory(const Place& place);
 
 // Whether this build of crew has a CUDA backend (paddle.device.is_compiled_with_cuda()).
 bool is_compiled_with_cuda();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "crew/tensor/backends/cuda/grid.cuh"
 #include "crew/tensor/backends/cuda/launch.h"
 #include "crew/tensor/kernels/math/adam_step.h"
 #include "crew/tensor/kernels/math/cross_entropy_row.h"
@@ -12,15 +13,6 @@
 
 namespace crew::cuda::launch {
 namespace {
-
-#define CREW_GRID_LOOP(i, n) \
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(blockDim.x) * gridDim.x)
-
-constexpr unsigned kT = 256;
-inline unsigned grid(int64_t n) {
-  const int64_t b = (n + kT - 1) / kT;
-  return static_cast<unsigned>(b < 1 ? 1 : (b > 524280 ? 524280 : b));
-}
 
 template <typename T>
 __global__ void fill_k(T* p, int64_t n, T v) {

@@ -7,6 +7,7 @@
 
 #include "crew/core/check.h"
 #include "crew/tensor/backends/cuda/launch.h"
+#include "crew/tensor/backends/cuda/on_device.h"
 #include "crew/tensor/backends/cuda/runtime.h"
 #include "crew/tensor/kernels/activation.h"
 #include "crew/tensor/kernels/broadcast.h"
@@ -34,33 +35,6 @@ launch::Elem elem_of(DType t) {
     case DType::UINT8: return launch::Elem::U8;
   }
   CREW_THROW(DeviceError, "gpu kernels: dtype ", static_cast<int>(t), " is not supported");
-}
-
-// Runs f(T{}) for float32 / float64; DeviceError naming the op otherwise.
-template <typename F>
-void floating(const char* op, DType t, F f) {
-  if (t == DType::FLOAT32) {
-    f(float{});
-  } else if (t == DType::FLOAT64) {
-    f(double{});
-  } else {
-    CREW_THROW(DeviceError, op, " has no gpu kernel for ", dtype_name(t));
-  }
-}
-
-// The device and its compute stream for a kernel on `t`'s place (current for the scope).
-struct On {
-  On(const Tensor& t, const char* op_) : op(op_), device(t.place().device), guard(device, op_), stream(compute_stream(device)) {}
-  void check() const { check_launch(op, device); }
-  const char* op;
-  int device;
-  DeviceGuard guard;
-  cudaStream_t stream;
-};
-
-template <typename T>
-T* ptr(const Tensor& t) {
-  return static_cast<T*>(t.device_data());
 }
 
 Tensor new_like(const Shape& shape, DType dtype, const Tensor& like) {

@@ -292,6 +292,10 @@ class PinnedAllocator : public Allocator {
 
 class CudaBackend : public DeviceBackend {
  public:
+  size_t peak_memory(const Place& place) override {
+    std::shared_ptr<DeviceAllocator> a = device_allocator(place.device);
+    return a ? a->stats().peak_in_use : 0;
+  }
   std::shared_ptr<Allocator> allocator(const Place& place) override {
     if (place.type == DeviceType::GPU_PINNED) return pinned_;
     DeviceGuard guard(place.device, "allocator");  // checks the device exists
@@ -363,6 +367,7 @@ std::shared_ptr<CudaBackend>& backend() {
   register_nn_kernels();
   register_blas_kernels();
   register_conv_kernels();
+  register_nn_extra_kernels();
   return true;
 }();
 

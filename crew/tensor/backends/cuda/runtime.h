@@ -61,5 +61,6 @@ void register_elementwise_kernels();
 void register_nn_kernels();
 void register_blas_kernels();
 void register_conv_kernels();
+void register_nn_extra_kernels();  // nn_ops.cpp: ResNet-18's and the GPT's
 
 }  // namespace crew::cuda
