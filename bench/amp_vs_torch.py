@@ -11,10 +11,9 @@ own float32, crew's best bf16 against torch's autocast), medians of per-round ra
     # options: --models resnet18 --batch 32 --size 32 --rounds 5 --iters 3 --threads 1
 Needs Debian's python3-torch and python3-torchvision (the product never does).
 """
-import argparse
-import os
 import statistics
-import time
+
+from zoo_vs_torch import bench_setup, rate
 
 
 def crew_step_fn(crew, name, batch, size, mode):
@@ -62,34 +61,12 @@ def torch_step_fn(torch, name, batch, size, mode):
     return step
 
 
-def rate(step, iters, batch):
-    step()  # warm-up: primitives created, caches filled
-    start = time.perf_counter()
-    for _ in range(iters):
-        step()
-    return iters * batch / (time.perf_counter() - start)
-
-
 def ratio(runs, a, b):
     return statistics.median(x / y for x, y in zip(runs[a], runs[b]))
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", nargs="+", default=["resnet18"])
-    ap.add_argument("--batch", type=int, default=32)
-    ap.add_argument("--size", type=int, default=32)
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--iters", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=1)
-    a = ap.parse_args()
-    os.environ["CREW_NUM_THREADS"] = str(a.threads)
-    os.environ.setdefault("OMP_NUM_THREADS", str(a.threads))
-    import torch
-    import crew
-    torch.set_num_threads(a.threads)
-    print(f"batch={a.batch} image=3x{a.size}x{a.size} threads={a.threads}, forward+backward+momentum, "
-          f"{a.rounds} rounds x {a.iters} steps (torch {torch.__version__})")
+    a, torch, crew = bench_setup(__doc__, ["resnet18"], 3)
     variants = ["crew f32", "crew O1", "crew O2", "torch f32", "torch bf16"]
     print("| model | " + " | ".join(f"{v} img/s" for v in variants) +
           " | O1 / f32 | O2 / f32 | best crew bf16 / torch bf16 | crew f32 / torch f32 |")

@@ -62,13 +62,15 @@ def rate(step, iters, batch):
     return iters * batch / (time.perf_counter() - start)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", nargs="+", default=["resnet50", "mobilenet_v2"])
+def bench_setup(description, models, iters):
+    """Parses the options both model benchmarks take, sets one thread count for crew and torch
+    before importing them, prints the configuration; returns (args, torch, crew)."""
+    ap = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", nargs="+", default=models)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--size", type=int, default=32)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--iters", type=int, default=5)
+    ap.add_argument("--iters", type=int, default=iters)
     ap.add_argument("--threads", type=int, default=1)
     a = ap.parse_args()
     os.environ["CREW_NUM_THREADS"] = str(a.threads)
@@ -78,6 +80,11 @@ def main():
     torch.set_num_threads(a.threads)
     print(f"batch={a.batch} image=3x{a.size}x{a.size} threads={a.threads}, forward+backward+momentum, "
           f"{a.rounds} rounds x {a.iters} steps (torch {torch.__version__})")
+    return a, torch, crew
+
+
+def main():
+    a, torch, crew = bench_setup(__doc__, ["resnet50", "mobilenet_v2"], 5)
     print("| model | crew images/s | torch images/s | crew / torch |")
     print("| --- | ---: | ---: | ---: |")
     for name in a.models:

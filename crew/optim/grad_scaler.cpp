@@ -103,40 +103,37 @@ bool GradScaler::minimize(Optimizer& opt) {
   return stepped;
 }
 
+namespace {
+
+// `o` with one field set by `set`, checked as a whole before it replaces the options.
+template <typename Set>
+GradScalerOptions with(GradScalerOptions o, Set set, void (*check)(const GradScalerOptions&)) {
+  set(o);
+  check(o);
+  return o;
+}
+
+}  // namespace
+
 void GradScaler::set_init_loss_scaling(double value) {
-  GradScalerOptions o = options_;
-  o.init_loss_scaling = value;
-  check_options(o);
-  options_ = o;
+  options_ = with(options_, [&](GradScalerOptions& o) { o.init_loss_scaling = value; }, &check_options);
   scale_ = value;
 }
 
 void GradScaler::set_incr_ratio(double value) {
-  GradScalerOptions o = options_;
-  o.incr_ratio = value;
-  check_options(o);
-  options_ = o;
+  options_ = with(options_, [&](GradScalerOptions& o) { o.incr_ratio = value; }, &check_options);
 }
 
 void GradScaler::set_decr_ratio(double value) {
-  GradScalerOptions o = options_;
-  o.decr_ratio = value;
-  check_options(o);
-  options_ = o;
+  options_ = with(options_, [&](GradScalerOptions& o) { o.decr_ratio = value; }, &check_options);
 }
 
 void GradScaler::set_incr_every_n_steps(int64_t value) {
-  GradScalerOptions o = options_;
-  o.incr_every_n_steps = value;
-  check_options(o);
-  options_ = o;
+  options_ = with(options_, [&](GradScalerOptions& o) { o.incr_every_n_steps = value; }, &check_options);
 }
 
 void GradScaler::set_decr_every_n_nan_or_inf(int64_t value) {
-  GradScalerOptions o = options_;
-  o.decr_every_n_nan_or_inf = value;
-  check_options(o);
-  options_ = o;
+  options_ = with(options_, [&](GradScalerOptions& o) { o.decr_every_n_nan_or_inf = value; }, &check_options);
 }
 
 StateDict GradScaler::state_dict() const {

@@ -7,9 +7,9 @@
 
 #include <limits>
 
-#include "crew/distributed/store/tcp_store.h"
 #include "crew/optim/grad_scaler.h"
 #include "crew/optim/sgd.h"
+#include "tests/distributed/hosted_job.h"
 #include "tests/testing/child_expect.h"
 #include "tests/testing/multiprocess.h"
 
@@ -18,20 +18,7 @@ namespace {
 
 // Forks `world` ranks that find a TCP store hosted here (gloo backend, 20 s timeout).
 std::vector<testing::RankResult> run_job(int world, const std::function<void(int)>& fn) {
-  TCPStoreOptions so;
-  so.is_server = true;
-  so.insecure = true;
-  so.port = 0;
-  TCPStore server("127.0.0.1", so);
-  testing::RunRanksOptions ro;
-  ro.timeout = std::chrono::seconds(60);
-  ro.set_rank_env = true;
-  ro.env = {{"CREW_MASTER", "127.0.0.1:" + std::to_string(server.port())},
-            {"CREW_STORE_HOSTED", "1"},
-            {"CREW_TIMEOUT", "20s"},
-            {"CREW_BACKEND", "gloo"}};
-  return testing::run_ranks(
-      world, [&](int rank, int) { fn(rank); }, ro);
+  return testing_job::run_hosted_job(world, fn, {.timeout = "20s"});
 }
 
 TEST(AnyRank, BeforeInitIsTheFlagItself) {

@@ -156,6 +156,22 @@ def test_grad_scaler_state_dict_round_trip():
         crew.amp.GradScaler().load_state_dict({})
 
 
+def test_grad_scaler_setters_check_and_keep_the_old_value_on_error():
+    s = crew.amp.GradScaler()
+    s.set_init_loss_scaling(64.0)
+    s.set_incr_ratio(3.0)
+    s.set_decr_ratio(0.25)
+    s.set_incr_every_n_steps(7)
+    s.set_decr_every_n_nan_or_inf(4)
+    assert (s.get_init_loss_scaling(), s.get_incr_ratio(), s.get_decr_ratio(), s.get_incr_every_n_steps(),
+            s.get_decr_every_n_nan_or_inf()) == (64.0, 3.0, 0.25, 7, 4)
+    assert float(s.get_loss_scaling()) == 64.0
+    for setter, bad in ((s.set_incr_ratio, 0.5), (s.set_decr_ratio, 2.0), (s.set_incr_every_n_steps, 0)):
+        with pytest.raises(ValueError):
+            setter(bad)
+    assert (s.get_incr_ratio(), s.get_decr_ratio(), s.get_incr_every_n_steps()) == (3.0, 0.25, 7)
+
+
 def test_an_inf_on_one_rank_skips_the_step_on_both(tmp_path):
     runs = _spawn("amp_one_rank_inf", tmp_path)
     for records in runs:
