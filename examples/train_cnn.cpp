@@ -213,254 +213,315 @@ double single_process_rate(const TrainOptions& o, const Data& data) {
   return images / watch.seconds();
 }
 
-int run(const TrainOptions& o) {
-  if (o.threads > 0) crew::set_num_threads(o.threads);
-  if (!o.checkpoint.dir.empty()) train_cnn::install_stop_handlers();
-  const crew::ParallelEnv penv = crew::ParallelEnv::from_env();
-  if (penv.world_size > 1) crew::dist::init_parallel_env();
-  const int rank = crew::dist::get_rank();
-  const int world = crew::dist::get_world_size();
-  const bool chief = rank == 0;
-  crew::seed(o.seed);
-  Data data = load_data(o);
-  std::shared_ptr<crew::io::Dataset> test = data.test;
-  if (o.test_samples > 0) test = std::make_shared<Prefix>(data.test, o.test_samples);
+// Where a run starts: fresh, after --resume DIR (an epoch boundary) or from the newest
+// --checkpoint-dir checkpoint (mid-epoch).
+struct StartPoint {
+  int epoch = 0;
+  int64_t global_step = 0, batch = 0;
+  std::optional<train_cnn::Resumed> resumed;
+};
 
-  auto net = std::make_shared<crew::nn::models::MyNet>(10, data.channels, data.image_size);
-  if (!o.init.empty()) net->set_state_dict(crew::load(o.init));
-  crew::optim::Adam opt(net->named_parameters(), {.learning_rate = o.lr});
-  trainer::Amp amp(o.amp, *net, opt);  // O2 converts the parameters: before loading and DataParallel
-
-  int start_epoch = 0;
-  int64_t global_step = 0, start_batch = 0;
+StartPoint restore(const TrainOptions& o, crew::nn::models::MyNet& net, crew::optim::Adam& opt,
+                   const train_cnn::Signature& signature, int rank, int world) {
+  StartPoint s;
   if (!o.resume.empty()) {
-    net->set_state_dict(crew::load(o.resume + "/model.safetensors"));
+    net.set_state_dict(crew::load(o.resume + "/model.safetensors"));
     opt.set_state_dict(crew::load(o.resume + "/optimizer.safetensors"));
     auto meta = crew::load_metadata(o.resume + "/model.safetensors");
-    start_epoch = std::stoi(meta.at("epochs_done"));
-    global_step = std::stoll(meta.at("global_step"));
-    if (chief)
-      std::cout << "resumed from " << o.resume << ": " << start_epoch << " epochs, step " << global_step
-                << std::endl;
+    s.epoch = std::stoi(meta.at("epochs_done"));
+    s.global_step = std::stoll(meta.at("global_step"));
+    if (rank == 0)
+      std::cout << "resumed from " << o.resume << ": " << s.epoch << " epochs, step " << s.global_step << std::endl;
   }
-  const train_cnn::Signature signature = {{"world_size", std::to_string(world)},
-                                          {"batch_size", std::to_string(o.batch_size)},
-                                          {"seed", std::to_string(o.seed)},
-                                          {"dataset", o.dataset},
-                                          {"shuffle", o.no_shuffle ? "0" : "1"}};
-  std::optional<train_cnn::Resumed> resumed;
-  if (!o.checkpoint.dir.empty()) resumed = train_cnn::resume(o.checkpoint, *net, opt, signature, rank, world);
-  if (resumed) {
-    global_step = resumed->position.global_step;
-    start_epoch = static_cast<int>(resumed->position.epoch);
-    start_batch = resumed->position.batch;
-    if (chief) {
-      std::cout << "resumed from " << resumed->path << " (epoch " << start_epoch << ", batch " << start_batch
-                << ")" << std::endl;
+  if (!o.checkpoint.dir.empty()) s.resumed = train_cnn::resume(o.checkpoint, net, opt, signature, rank, world);
+  if (s.resumed) {
+    s.global_step = s.resumed->position.global_step;
+    s.epoch = static_cast<int>(s.resumed->position.epoch);
+    s.batch = s.resumed->position.batch;
+    if (rank == 0) {
+      std::cout << "resumed from " << s.resumed->path << " (epoch " << s.epoch << ", batch " << s.batch << ")"
+                << std::endl;
     }
   }
-  // Data-parallel when there is more than one rank: parameters broadcast from rank 0 here,
-  // gradients averaged during backward.
+  return s;
+}
+
+// --profile: rank 0's split of a step's time, then every rank's (so that a rank that computes
+// slower, and makes the others wait in the all_reduce, shows up by number).
+void report_profile(const Profile& prof, const crew::DataParallel* dp, int world, bool chief) {
+  const double comm = dp && dp->reducer() ? dp->reducer()->total_comm_wait_seconds() : 0.0;
+  const double total = prof.step + prof.data_wait;
+  const double compute = prof.step - comm;
+  auto ms = [&](double s) { return 1000.0 * s / static_cast<double>(prof.steps); };
+  std::vector<crew::Tensor> per_rank;
+  if (world > 1) {
+    auto mine = crew::Tensor::from_vector(std::vector<float>{
+        static_cast<float>(ms(compute)), static_cast<float>(ms(comm)), static_cast<float>(ms(prof.data_wait))});
+    crew::dist::all_gather(per_rank, mine);
+  }
+  if (!chief) return;
+  char line[300];
+  std::snprintf(line, sizeof line,
+                "profile (rank 0, %lld steps): step %.2f ms = compute %.2f ms (%.1f%%) + gradient communication "
+                "wait %.2f ms (%.1f%%) + data wait %.2f ms (%.1f%%)",
+                static_cast<long long>(prof.steps), ms(total), ms(compute), 100 * compute / total, ms(comm),
+                100 * comm / total, ms(prof.data_wait), 100 * prof.data_wait / total);
+  std::cout << line << std::endl;
+  if (per_rank.empty()) return;
+  std::cout << "profile per rank (compute / communication wait / data wait, ms per step):";
+  for (size_t r = 0; r < per_rank.size(); ++r) {
+    const float* v = per_rank[r].data<float>();
+    std::snprintf(line, sizeof line, "%s rank %zu %.2f / %.2f / %.2f", r ? "," : "", r, v[0], v[1], v[2]);
+    std::cout << line;
+  }
+  std::cout << std::endl;
+}
+
+// --compare-single: rank 0 measures one process on its own share of the machine while the
+// others wait, and prints the speed-up of `rate` (all ranks' images/s) over it.
+void report_speedup(const TrainOptions& o, const Data& data, double rate, int world, bool chief) {
+  double single = 0;
+  if (chief) single = single_process_rate(o, data);
+  if (world > 1) crew::dist::barrier();
+  if (!chief) return;
+  char line[200];
+  std::snprintf(line, sizeof line, "speed-up: %d ranks %.0f images/s vs 1 process %.0f images/s: %.2fx", world,
+                rate, single, single > 0 ? rate / single : 0.0);
+  std::cout << line << std::endl;
+}
+
+// One training run: the model, its optimizer and loader, and what its epochs share.
+class CnnRun {
+ public:
+  explicit CnnRun(const TrainOptions& o);
+  int run();
+
+ private:
+  bool train_epoch(int epoch);  // false: stopped by a signal
+  void step(const std::vector<crew::Tensor>& batch, int epoch, int64_t batch_id);
+  void checkpoint(int epoch, int64_t next_batch, bool force);
+  void end_epoch(int epoch, double seconds, int64_t images, int64_t steps);
+  int finish();
+
+  const TrainOptions& o_;
+  int rank_, world_;
+  bool chief_;
+  Data data_;
+  std::shared_ptr<crew::io::Dataset> test_;
+  std::shared_ptr<crew::nn::models::MyNet> net_;
+  std::unique_ptr<crew::optim::Adam> opt_;
+  std::unique_ptr<trainer::Amp> amp_;
+  train_cnn::Signature signature_;
+  StartPoint start_;
+  crew::Place place_;
+  std::shared_ptr<crew::DataParallel> dp_;
+  crew::nn::Layer* model_ = nullptr;
+  std::shared_ptr<crew::io::DistributedBatchSampler> sampler_;
+  std::unique_ptr<crew::io::DataLoader> loader_;
+  std::unique_ptr<Metrics> metrics_;
+  crew::ProgressBar* bar_ = nullptr;
+  // What the epochs share.
+  int64_t global_step_ = 0, checkpointed_step_ = -1, steps_this_run_ = 0, train_images_ = 0;
+  int64_t max_steps_from_ = 0;  // --max-steps counts from here (0 with --checkpoint-dir)
+  double train_seconds_ = 0, accuracy_ = 0, epoch_loss_sum_ = 0;
+  int epochs_done_ = 0, epochs_run_ = 0;
+  bool stop_ = false;
+  int stop_signal_ = 0;  // SIGINT/SIGTERM with --checkpoint-dir: checkpoint this step, exit 128 + it
+  Profile prof_;
+  crew::Stopwatch total_watch_;
+};
+
+CnnRun::CnnRun(const TrainOptions& o) : o_(o) {
+  if (o.threads > 0) crew::set_num_threads(o.threads);
+  if (!o.checkpoint.dir.empty()) train_cnn::install_stop_handlers();
+  if (crew::ParallelEnv::from_env().world_size > 1) crew::dist::init_parallel_env();
+  rank_ = crew::dist::get_rank();
+  world_ = crew::dist::get_world_size();
+  chief_ = rank_ == 0;
+  crew::seed(o.seed);
+  data_ = load_data(o);
+  test_ = o.test_samples > 0 ? std::make_shared<Prefix>(data_.test, o.test_samples) : data_.test;
+  net_ = std::make_shared<crew::nn::models::MyNet>(10, data_.channels, data_.image_size);
+  if (!o.init.empty()) net_->set_state_dict(crew::load(o.init));
+  opt_ = std::make_unique<crew::optim::Adam>(net_->named_parameters(), crew::optim::AdamOptions{.learning_rate = o.lr});
+  amp_ = std::make_unique<trainer::Amp>(o.amp, *net_, *opt_);  // O2 converts the parameters: before loading
+  signature_ = {{"world_size", std::to_string(world_)},
+                {"batch_size", std::to_string(o.batch_size)},
+                {"seed", std::to_string(o.seed)},
+                {"dataset", o.dataset},
+                {"shuffle", o.no_shuffle ? "0" : "1"}};
+  start_ = restore(o, *net_, *opt_, signature_, rank_, world_);
+  global_step_ = start_.global_step;
+  epochs_done_ = start_.epoch;
+  if (start_.resumed) checkpointed_step_ = global_step_;
+  max_steps_from_ = o.checkpoint.dir.empty() ? global_step_ : 0;  // a restarted job stops where the first would
+  stop_ = o.max_steps > 0 && global_step_ - max_steps_from_ >= o.max_steps;
+}
+
+int CnnRun::run() {
   // --device gpu: parameters, batches and the optimizer's state on the GPU ("gpu": the rank's
   // own, FLAGS_selected_gpus; ranks sharing one GPU name it, "gpu:0", and their collectives are
   // staged through host memory).
-  const crew::Place place = crew::set_device(o.device);
-  if (place.type != crew::DeviceType::CPU) {
-    if (!o.resume.empty() || !o.checkpoint.dir.empty())
-      throw crew::ValueError("train_cnn: --device " + o.device +
+  place_ = crew::set_device(o_.device);
+  if (place_.type != crew::DeviceType::CPU) {
+    if (!o_.resume.empty() || !o_.checkpoint.dir.empty())
+      throw crew::ValueError("train_cnn: --device " + o_.device +
                              " trains from fresh weights (no --resume or --checkpoint-dir yet)");
-    net->to(place);
+    net_->to(place_);
   }
-  std::shared_ptr<crew::DataParallel> dp;
-  crew::nn::Layer* model = net.get();
-  if (world > 1) {
+  // Data-parallel when there is more than one rank: parameters broadcast from rank 0 here,
+  // gradients averaged during backward.
+  model_ = net_.get();
+  if (world_ > 1) {
     crew::DataParallelOptions dpo;
-    dpo.comm_buffer_bytes = static_cast<size_t>(o.comm_buffer_mb * (1 << 20));
-    dpo.last_comm_buffer_bytes = static_cast<size_t>(o.last_comm_buffer_mb * (1 << 20));
-    dp = std::make_shared<crew::DataParallel>(net, dpo);
-    model = dp.get();
+    dpo.comm_buffer_bytes = static_cast<size_t>(o_.comm_buffer_mb * (1 << 20));
+    dpo.last_comm_buffer_bytes = static_cast<size_t>(o_.last_comm_buffer_mb * (1 << 20));
+    dp_ = std::make_shared<crew::DataParallel>(net_, dpo);
+    model_ = dp_.get();
   }
-  if (chief) {
-    std::cout << "train_cnn: " << o.dataset << ", " << world << (world > 1 ? " ranks" : " process") << " x "
-              << crew::get_num_threads() << " thread(s), batch " << o.batch_size << " per rank";
-    if (place.type != crew::DeviceType::CPU) std::cout << ", on " << place.to_string();
-    std::cout << ", " << amp.describe() << std::endl;
+  if (chief_) {
+    std::cout << "train_cnn: " << o_.dataset << ", " << world_ << (world_ > 1 ? " ranks" : " process") << " x "
+              << crew::get_num_threads() << " thread(s), batch " << o_.batch_size << " per rank";
+    if (place_.type != crew::DeviceType::CPU) std::cout << ", on " << place_.to_string();
+    std::cout << ", " << amp_->describe() << std::endl;
   }
-
   // The seed's sampler: this rank's share, shuffled with NumPy's RandomState(epoch) as Paddle does.
-  auto sampler = std::make_shared<crew::io::DistributedBatchSampler>(
-      *data.train, o.batch_size, crew::io::DistributedBatchSamplerOptions{.shuffle = !o.no_shuffle});
-  crew::io::DataLoader loader(data.train, sampler, {.num_workers = o.num_workers, .seed = o.seed + rank});
-  Metrics metrics(chief ? o.metrics : std::string(), "train_cnn");
-  if (resumed) {
-    metrics.line(crew::str_cat("{\"type\": \"resume\", \"step\": ", global_step, ", \"epoch\": ", start_epoch,
-                               ", \"batch\": ", start_batch, "}"));
+  sampler_ = std::make_shared<crew::io::DistributedBatchSampler>(
+      *data_.train, o_.batch_size, crew::io::DistributedBatchSamplerOptions{.shuffle = !o_.no_shuffle});
+  loader_ = std::make_unique<crew::io::DataLoader>(data_.train, sampler_,
+                                                   crew::io::DataLoaderOptions{.num_workers = o_.num_workers,
+                                                                               .seed = o_.seed + rank_});
+  metrics_ = std::make_unique<Metrics>(chief_ ? o_.metrics : std::string(), "train_cnn");
+  if (start_.resumed) {
+    metrics_->line(crew::str_cat("{\"type\": \"resume\", \"step\": ", global_step_, ", \"epoch\": ", start_.epoch,
+                                 ", \"batch\": ", start_.batch, "}"));
   }
-  int64_t checkpointed_step = resumed ? global_step : -1;
-  // After a step: the position of the next one, written when due (or forced at the end).
-  auto checkpoint = [&](int epoch, int64_t next_batch, bool force) {
-    if (o.checkpoint.dir.empty() || checkpointed_step == global_step) return;
-    if (!force && (o.checkpoint.every_steps <= 0 || global_step % o.checkpoint.every_steps != 0)) return;
-    train_cnn::Position pos{global_step, epoch, next_batch};
-    if (next_batch >= loader.size()) pos = {global_step, epoch + 1, 0};
-    train_cnn::write_checkpoint(o.checkpoint, *net, opt, pos, signature, rank, world);
-    checkpointed_step = global_step;
-  };
+  total_watch_.reset();
+  for (int epoch = start_.epoch; epoch < o_.epochs && !stop_; ++epoch) {
+    if (!train_epoch(epoch)) break;
+  }
+  return finish();
+}
 
-  crew::Stopwatch total_watch;
-  double train_seconds = 0;
-  int64_t train_images = 0, steps_this_run = 0;
-  double accuracy = 0;
-  int epochs_done = start_epoch, epochs_run = 0;
-  // --max-steps counts this run's steps, or with --checkpoint-dir all steps since the start of
-  // training (a restarted job stops where the uninterrupted one does).
-  const int64_t max_steps_from = o.checkpoint.dir.empty() ? global_step : 0;
-  bool stop = o.max_steps > 0 && global_step - max_steps_from >= o.max_steps;
-  int stop_signal = 0;  // SIGINT/SIGTERM with --checkpoint-dir: checkpoint this step, exit 128 + it
-  Profile prof;
-  for (int epoch = start_epoch; epoch < o.epochs && !stop; ++epoch) {
-    sampler->set_epoch(epoch);
-    // Pass number = epoch (the augmentation seeds'), skipping the batches done before a resume.
-    const int64_t first_batch = epoch == start_epoch ? start_batch : 0;
-    loader.resume_at(static_cast<uint64_t>(epoch), first_batch);
-    ++epochs_run;
-    crew::ProgressBar bar(loader.size(), {.desc = "epoch " + std::to_string(epoch), .initial = first_batch});
-    crew::Stopwatch epoch_watch;
-    int64_t epoch_images = 0, batch_id = first_batch;
-    double epoch_loss_sum = 0;
-    crew::Stopwatch wait_watch;
-    for (auto& batch : loader) {
-      train_cnn::maybe_inject_fault(global_step, rank, world);
-      prof.data_wait += wait_watch.seconds();
-      crew::Stopwatch step_watch;
-      crew::Tensor loss;
-      {
-        auto autocast = amp.autocast();  // forward and loss; backward runs with autocast off
-        loss = crew::nn::functional::cross_entropy((*model)(batch[0].to(place)), batch[1].to(place));
-      }
-      amp.backward(loss);
-      amp.step(opt);
-      opt.clear_grad();
-      prof.step += step_watch.seconds();
-      ++prof.steps;
-      const float loss_value = static_cast<float>(loss.item());
-      if (chief && batch_id % o.log_every == 0) {
-        bar.write(crew::str_cat("epoch: ", epoch, ", batch_id: ", batch_id, ", loss is: [",
-                                short_float(loss_value), "]"));
-      }
-      metrics.line(crew::str_cat("{\"type\": \"step\", \"epoch\": ", epoch, ", \"step\": ", global_step,
-                                 ", \"loss\": ", short_float(loss_value), ", \"lr\": ", opt.get_lr(), "}"));
-      epoch_loss_sum += loss_value;  // the bar shows this run's mean over the epoch, as tqdm users log it
-      char postfix[48];
-      std::snprintf(postfix, sizeof postfix, "loss=%.4f, mean=%.4f", loss_value,
-                    epoch_loss_sum / static_cast<double>(batch_id - first_batch + 1));
-      bar.set_postfix(postfix);
-      bar.update();
-      epoch_images += batch[0].size(0) * world;
-      ++batch_id;
-      ++global_step;
-      ++steps_this_run;
-      stop = o.max_steps > 0 && global_step - max_steps_from >= o.max_steps;
-      checkpoint(epoch, batch_id, stop || (epoch + 1 == o.epochs && batch_id == loader.size()));
-      if (!o.checkpoint.dir.empty()) stop_signal = train_cnn::agreed_stop_signal(world);
-      if (stop_signal) checkpoint(epoch, batch_id, true);
-      if (stop || stop_signal) break;
-      wait_watch.reset();
-    }
-    bar.close();
-    if (stop_signal) break;
-    const double seconds = epoch_watch.seconds();
-    train_seconds += seconds;
-    train_images += epoch_images;
-    int64_t tested = 0;
-    accuracy = evaluate(*net, test, o.num_workers, &tested, place, amp);
-    const double rate = seconds > 0 ? epoch_images / seconds : 0.0;
-    if (chief) {
-      char line[160];
-      std::snprintf(line, sizeof line, "epoch %d: test accuracy %.4f (%lld images), %.0f images/s", epoch,
-                    accuracy, static_cast<long long>(tested), rate);
-      std::cout << line << std::endl;
-    }
-    metrics.line(crew::str_cat("{\"type\": \"epoch\", \"epoch\": ", epoch, ", \"steps\": ", batch_id,
-                               ", \"test_accuracy\": ", accuracy, ", \"test_images\": ", tested,
+// After a step: the position of the next one, written when due (or forced at the end).
+void CnnRun::checkpoint(int epoch, int64_t next_batch, bool force) {
+  if (o_.checkpoint.dir.empty() || checkpointed_step_ == global_step_) return;
+  if (!force && (o_.checkpoint.every_steps <= 0 || global_step_ % o_.checkpoint.every_steps != 0)) return;
+  train_cnn::Position pos{global_step_, epoch, next_batch};
+  if (next_batch >= loader_->size()) pos = {global_step_, epoch + 1, 0};
+  train_cnn::write_checkpoint(o_.checkpoint, *net_, *opt_, pos, signature_, rank_, world_);
+  checkpointed_step_ = global_step_;
+}
+
+void CnnRun::step(const std::vector<crew::Tensor>& batch, int epoch, int64_t batch_id) {
+  crew::Stopwatch step_watch;
+  crew::Tensor loss;
+  {
+    auto autocast = amp_->autocast();  // forward and loss; backward runs with autocast off
+    loss = crew::nn::functional::cross_entropy((*model_)(batch[0].to(place_)), batch[1].to(place_));
+  }
+  amp_->backward(loss);
+  amp_->step(*opt_);
+  opt_->clear_grad();
+  prof_.step += step_watch.seconds();
+  ++prof_.steps;
+  const float loss_value = static_cast<float>(loss.item());
+  if (chief_ && batch_id % o_.log_every == 0) {
+    bar_->write(crew::str_cat("epoch: ", epoch, ", batch_id: ", batch_id, ", loss is: [", short_float(loss_value),
+                              "]"));
+  }
+  metrics_->line(crew::str_cat("{\"type\": \"step\", \"epoch\": ", epoch, ", \"step\": ", global_step_,
+                               ", \"loss\": ", short_float(loss_value), ", \"lr\": ", opt_->get_lr(), "}"));
+  epoch_loss_sum_ += loss_value;  // the bar shows this run's mean over the epoch, as tqdm users log it
+  char postfix[48];
+  const int64_t first_batch = epoch == start_.epoch ? start_.batch : 0;
+  std::snprintf(postfix, sizeof postfix, "loss=%.4f, mean=%.4f", loss_value,
+                epoch_loss_sum_ / static_cast<double>(batch_id - first_batch + 1));
+  bar_->set_postfix(postfix);
+  bar_->update();
+}
+
+bool CnnRun::train_epoch(int epoch) {
+  sampler_->set_epoch(epoch);
+  // Pass number = epoch (the augmentation seeds'), skipping the batches done before a resume.
+  const int64_t first_batch = epoch == start_.epoch ? start_.batch : 0;
+  loader_->resume_at(static_cast<uint64_t>(epoch), first_batch);
+  ++epochs_run_;
+  crew::ProgressBar bar(loader_->size(), {.desc = "epoch " + std::to_string(epoch), .initial = first_batch});
+  bar_ = &bar;
+  crew::Stopwatch epoch_watch;
+  int64_t epoch_images = 0, batch_id = first_batch;
+  epoch_loss_sum_ = 0;
+  crew::Stopwatch wait_watch;
+  for (auto& batch : *loader_) {
+    train_cnn::maybe_inject_fault(global_step_, rank_, world_);
+    prof_.data_wait += wait_watch.seconds();
+    step(batch, epoch, batch_id);
+    epoch_images += batch[0].size(0) * world_;
+    ++batch_id;
+    ++global_step_;
+    ++steps_this_run_;
+    stop_ = o_.max_steps > 0 && global_step_ - max_steps_from_ >= o_.max_steps;
+    checkpoint(epoch, batch_id, stop_ || (epoch + 1 == o_.epochs && batch_id == loader_->size()));
+    if (!o_.checkpoint.dir.empty()) stop_signal_ = train_cnn::agreed_stop_signal(world_);
+    if (stop_signal_) checkpoint(epoch, batch_id, true);
+    if (stop_ || stop_signal_) break;
+    wait_watch.reset();
+  }
+  bar.close();
+  bar_ = nullptr;
+  if (stop_signal_) return false;
+  end_epoch(epoch, epoch_watch.seconds(), epoch_images, batch_id);
+  return true;
+}
+
+// The epoch's test accuracy and rate, printed and logged; --save's checkpoint.
+void CnnRun::end_epoch(int epoch, double seconds, int64_t images, int64_t steps) {
+  train_seconds_ += seconds;
+  train_images_ += images;
+  int64_t tested = 0;
+  accuracy_ = evaluate(*net_, test_, o_.num_workers, &tested, place_, *amp_);
+  const double rate = seconds > 0 ? images / seconds : 0.0;
+  if (chief_) {
+    char line[160];
+    std::snprintf(line, sizeof line, "epoch %d: test accuracy %.4f (%lld images), %.0f images/s", epoch,
+                  accuracy_, static_cast<long long>(tested), rate);
+    std::cout << line << std::endl;
+  }
+  metrics_->line(crew::str_cat("{\"type\": \"epoch\", \"epoch\": ", epoch, ", \"steps\": ", steps,
+                               ", \"test_accuracy\": ", accuracy_, ", \"test_images\": ", tested,
                                ", \"images_per_s\": ", rate, ", \"train_seconds\": ", seconds, "}"));
-    if (!stop) epochs_done = epoch + 1;
-    if (chief && !o.save.empty()) save_checkpoint(o.save, *net, opt, epochs_done, global_step);
-  }
-  if (stop_signal) {
-    if (chief) {
-      std::cout << "train_cnn: stopped by " << train_cnn::signal_name(stop_signal) << " after step "
-                << global_step << ", checkpoint " << o.checkpoint.dir << "/"
-                << crew::checkpoint_dir_name(global_step) << " written" << std::endl;
+  if (!stop_) epochs_done_ = epoch + 1;
+  if (chief_ && !o_.save.empty()) save_checkpoint(o_.save, *net_, *opt_, epochs_done_, global_step_);
+}
+
+int CnnRun::finish() {
+  if (stop_signal_) {
+    if (chief_) {
+      std::cout << "train_cnn: stopped by " << train_cnn::signal_name(stop_signal_) << " after step "
+                << global_step_ << ", checkpoint " << o_.checkpoint.dir << "/"
+                << crew::checkpoint_dir_name(global_step_) << " written" << std::endl;
     }
-    return 128 + stop_signal;
+    return 128 + stop_signal_;
   }
-  if (epochs_run == 0) {  // resumed from a finished run: nothing left to train
+  if (epochs_run_ == 0) {  // resumed from a finished run: nothing left to train
     int64_t tested = 0;
-    accuracy = evaluate(*net, test, o.num_workers, &tested, place, amp);
+    accuracy_ = evaluate(*net_, test_, o_.num_workers, &tested, place_, *amp_);
   }
-  const double rate = train_seconds > 0 ? train_images / train_seconds : 0.0;
-  if (chief) {
+  const double rate = train_seconds_ > 0 ? train_images_ / train_seconds_ : 0.0;
+  if (chief_) {
     char done[220];
     std::snprintf(done, sizeof done, "done: %d epochs, %.1f s, %.0f images/s, final test accuracy %.4f",
-                  epochs_run, total_watch.seconds(), rate, accuracy);
+                  epochs_run_, total_watch_.seconds(), rate, accuracy_);
     std::cout << done;
-    if (stop) std::cout << " (stopped by --max-steps after " << steps_this_run << " steps)";
+    if (stop_) std::cout << " (stopped by --max-steps after " << steps_this_run_ << " steps)";
     std::cout << std::endl;
   }
-  if (o.profile && prof.steps > 0) {
-    const double comm = dp && dp->reducer() ? dp->reducer()->total_comm_wait_seconds() : 0.0;
-    const double total = prof.step + prof.data_wait;
-    const double compute = prof.step - comm;
-    auto ms = [&](double s) { return 1000.0 * s / static_cast<double>(prof.steps); };
-    // Every rank's split, so that a rank that computes slower (and makes the others wait in
-    // the all_reduce) shows up by number.
-    std::vector<crew::Tensor> per_rank;
-    if (world > 1) {
-      auto mine = crew::Tensor::from_vector(std::vector<float>{static_cast<float>(ms(compute)),
-                                                               static_cast<float>(ms(comm)),
-                                                               static_cast<float>(ms(prof.data_wait))});
-      crew::dist::all_gather(per_rank, mine);
-    }
-    if (chief) {
-      char line[300];
-      std::snprintf(
-          line, sizeof line,
-          "profile (rank 0, %lld steps): step %.2f ms = compute %.2f ms (%.1f%%) + gradient communication "
-          "wait %.2f ms (%.1f%%) + data wait %.2f ms (%.1f%%)",
-          static_cast<long long>(prof.steps), ms(total), ms(compute), 100 * compute / total, ms(comm),
-          100 * comm / total, ms(prof.data_wait), 100 * prof.data_wait / total);
-      std::cout << line << std::endl;
-      if (!per_rank.empty()) {
-        std::cout << "profile per rank (compute / communication wait / data wait, ms per step):";
-        for (size_t r = 0; r < per_rank.size(); ++r) {
-          const float* v = per_rank[r].data<float>();
-          std::snprintf(line, sizeof line, "%s rank %zu %.2f / %.2f / %.2f", r ? "," : "", r, v[0], v[1],
-                        v[2]);
-          std::cout << line;
-        }
-        std::cout << std::endl;
-      }
-    }
-  }
-  if (o.compare_single) {
-    // Rank 0 measures one process on its own share of the machine while the others wait.
-    double single = 0;
-    if (chief) single = single_process_rate(o, data);
-    if (world > 1) crew::dist::barrier();
-    if (chief) {
-      char line[200];
-      std::snprintf(line, sizeof line, "speed-up: %d ranks %.0f images/s vs 1 process %.0f images/s: %.2fx",
-                    world, rate, single, single > 0 ? rate / single : 0.0);
-      std::cout << line << std::endl;
-    }
-  }
+  if (o_.profile && prof_.steps > 0) report_profile(prof_, dp_.get(), world_, chief_);
+  if (o_.compare_single) report_speedup(o_, data_, rate, world_, chief_);
   return 0;
 }
 
-// Every output path checked before the data is read and the first step runs: a bad one is a
-// usage error ("train_cnn: --save /proc/nope: cannot create it: ..."), not a failure at the
-// first write that loses the run.
 bool check_output_paths(const TrainOptions& o) {
   const std::pair<const char*, const std::string*> dirs[] = {{"--checkpoint-dir", &o.checkpoint.dir},
                                                              {"--save", &o.save}};
@@ -535,7 +596,7 @@ int main(int argc, char** argv) {
   if (auto rc = crew::cli::parse(app, argc, argv, "train_cnn")) return *rc;  // --help: 0; a usage error: 2
   if (!check_output_paths(o)) return 2;
   try {
-    return run(o);
+    return CnnRun(o).run();
   } catch (const std::exception& e) {
     std::cerr << "train_cnn: error: " << e.what() << std::endl;
     return 1;
