@@ -53,10 +53,14 @@ def reciprocal(x, name=None):
     return _C.divide(_C.full([1], 1.0, x.dtype), x)
 
 
+_detached_copy = Tensor.clone  # the C++ method: a copy outside the graph
+
+
 def clone(x, name=None):
-    """Paddle's clone: a copy of x that stays in the graph (the gradient flows back to x)."""
+    """Paddle's clone (also Tensor.clone): a copy of x that stays in the graph (the gradient
+    flows back to x); a copy of a tensor outside the graph is outside it too."""
     if _tensor(x, "clone").stop_gradient:
-        return x.clone()
+        return _detached_copy(x)
     return x + _C.full([1], 0.0, x.dtype)  # a new tensor whose gradient is the identity
 
 
@@ -448,6 +452,7 @@ __all__ = list(NAMES)
 def install():
     for name in METHODS:
         setattr(Tensor, name, globals()[name])
+    Tensor.clone = clone
     Tensor.gradient = _gradient
     Tensor.persistable = property(_get_persistable, _set_persistable)
 

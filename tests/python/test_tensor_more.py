@@ -23,6 +23,19 @@ def test_t_neg_reciprocal_clone():
     np.testing.assert_allclose(paddle.reciprocal(t(M)).numpy(), 1 / M)
     finite_difference_check(paddle.reciprocal, M + 2)
     finite_difference_check(lambda x: paddle.neg(paddle.clone(x)) * x, M)
+    finite_difference_check(lambda x: x.clone() * x, M)  # the method too, as Paddle's
+
+
+def test_tensor_clone_method_keeps_the_graph_and_copies():
+    x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
+    y = x.clone()
+    assert not y.stop_gradient
+    (y * 3.0).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
+    c = paddle.to_tensor([1.0, 2.0])
+    d = c.clone()
+    d[0] = 5.0  # a copy: the original is untouched
+    assert c.numpy().tolist() == [1.0, 2.0] and d.stop_gradient
 
 
 def test_assign_copies_and_writes_into_output():
