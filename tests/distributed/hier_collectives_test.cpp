@@ -155,38 +155,38 @@ TEST(HierCollectives, LargeAllReduceAndUnevenHosts) {
 // Send/recv in a ring across the hosts, async all_reduces completing in issue order, and a bad
 // call throwing at once: the rest of OtherCollectivesThroughTheHierarchicalGroup.
 void check_ring_async_and_errors(int rank, int n, ProcessGroup& pg) {
-    // A ring across the hosts: even ranks send first.
-    Tensor out = Tensor::full({4}, rank * 1.0), in = Tensor::empty({4});
-    const int next = (rank + 1) % n, prev = (rank + n - 1) % n;
-    if (rank % 2 == 0) {
-      pg.send(out, next, {.tag = 7})->wait();
-      pg.recv(in, prev, {.tag = 7})->wait();
-    } else {
-      pg.recv(in, prev, {.tag = 7})->wait();
-      pg.send(out, next, {.tag = 7})->wait();
-    }
-    require_equal(in, std::vector<float>(4, prev * 1.0f), "send/recv");
-    pg.barrier()->wait();
+  // A ring across the hosts: even ranks send first.
+  Tensor out = Tensor::full({4}, rank * 1.0), in = Tensor::empty({4});
+  const int next = (rank + 1) % n, prev = (rank + n - 1) % n;
+  if (rank % 2 == 0) {
+    pg.send(out, next, {.tag = 7})->wait();
+    pg.recv(in, prev, {.tag = 7})->wait();
+  } else {
+    pg.recv(in, prev, {.tag = 7})->wait();
+    pg.send(out, next, {.tag = 7})->wait();
+  }
+  require_equal(in, std::vector<float>(4, prev * 1.0f), "send/recv");
+  pg.barrier()->wait();
 
-    // Async: several all_reduces in flight complete in issue order with their own results.
-    std::vector<Tensor> ts;
-    std::vector<std::shared_ptr<Work>> works;
-    for (int i = 0; i < 4; ++i) {
-      ts.push_back(Tensor::full({100}, rank + i * 1.0));
-      works.push_back(pg.all_reduce(ts.back(), {.op = ReduceOp::SUM}));
-    }
-    for (int i = 0; i < 4; ++i) {
-      works[i]->wait();
-      require_equal(ts[i], std::vector<float>(100, 6.0f + 4 * i), "async all_reduce");
-    }
-    std::vector<Tensor> wrong = {Tensor::ones({1})};
-    bool threw = false;
-    try {
-      pg.all_gather(wrong, Tensor::ones({1}));
-    } catch (const ValueError&) {
-      threw = true;
-    }
-    CHILD_EXPECT(threw, "a bad all_gather must throw ValueError at once");
+  // Async: several all_reduces in flight complete in issue order with their own results.
+  std::vector<Tensor> ts;
+  std::vector<std::shared_ptr<Work>> works;
+  for (int i = 0; i < 4; ++i) {
+    ts.push_back(Tensor::full({100}, rank + i * 1.0));
+    works.push_back(pg.all_reduce(ts.back(), {.op = ReduceOp::SUM}));
+  }
+  for (int i = 0; i < 4; ++i) {
+    works[i]->wait();
+    require_equal(ts[i], std::vector<float>(100, 6.0f + 4 * i), "async all_reduce");
+  }
+  std::vector<Tensor> wrong = {Tensor::ones({1})};
+  bool threw = false;
+  try {
+    pg.all_gather(wrong, Tensor::ones({1}));
+  } catch (const ValueError&) {
+    threw = true;
+  }
+  CHILD_EXPECT(threw, "a bad all_gather must throw ValueError at once");
 }
 
 // The collectives hier hands to Gloo over the whole group, interleaved with all_reduce.
