@@ -13,52 +13,7 @@ Needs Debian's python3-torch and python3-torchvision (the product never does).
 """
 import statistics
 
-from zoo_vs_torch import bench_setup, rate
-
-
-def crew_step_fn(crew, name, batch, size, mode):
-    import numpy as np
-    crew.seed(0)
-    model = getattr(crew.vision.models, name)(num_classes=10)
-    model.train()
-    opt = crew.optimizer.Momentum(learning_rate=0.01, momentum=0.9, parameters=model.parameters())
-    if mode == "O2":
-        model, opt = crew.amp.decorate(models=model, optimizers=opt, level="O2", dtype="bfloat16")
-    rng = np.random.default_rng(0)
-    x = crew.to_tensor(rng.standard_normal((batch, 3, size, size)).astype("float32"))
-    y = crew.to_tensor(rng.integers(0, 10, (batch, 1)).astype("int64"))
-    loss_fn = crew.nn.CrossEntropyLoss()
-
-    def step():
-        with crew.amp.auto_cast(enable=mode != "f32", level=mode if mode != "f32" else "O1",
-                                dtype="bfloat16"):
-            loss = loss_fn(model(x), y)
-        loss.backward()
-        opt.step()
-        opt.clear_grad()
-        return float(loss)
-    return step
-
-
-def torch_step_fn(torch, name, batch, size, mode):
-    import torchvision
-    torch.manual_seed(0)
-    model = getattr(torchvision.models, name)(num_classes=10)
-    model.train()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    g = torch.Generator().manual_seed(0)
-    x = torch.randn(batch, 3, size, size, generator=g)
-    y = torch.randint(0, 10, (batch,), generator=g)
-    loss_fn = torch.nn.CrossEntropyLoss()
-
-    def step():
-        opt.zero_grad(set_to_none=True)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=mode == "bf16"):
-            loss = loss_fn(model(x), y)
-        loss.backward()
-        opt.step()
-        return float(loss)
-    return step
+from zoo_vs_torch import bench_setup, crew_step_fn, rate, torch_step_fn
 
 
 def ratio(runs, a, b):
@@ -72,11 +27,11 @@ def main():
           " | O1 / f32 | O2 / f32 | best crew bf16 / torch bf16 | crew f32 / torch f32 |")
     print("| --- |" + " ---: |" * (len(variants) + 4))
     for name in a.models:
-        steps = {"crew f32": crew_step_fn(crew, name, a.batch, a.size, "f32"),
+        steps = {"crew f32": crew_step_fn(crew, name, a.batch, a.size),
                  "crew O1": crew_step_fn(crew, name, a.batch, a.size, "O1"),
                  "crew O2": crew_step_fn(crew, name, a.batch, a.size, "O2"),
-                 "torch f32": torch_step_fn(torch, name, a.batch, a.size, "f32"),
-                 "torch bf16": torch_step_fn(torch, name, a.batch, a.size, "bf16")}
+                 "torch f32": torch_step_fn(torch, name, a.batch, a.size),
+                 "torch bf16": torch_step_fn(torch, name, a.batch, a.size, autocast=True)}
         runs = {v: [] for v in variants}
         for r in range(a.rounds):
             for v in variants[r % len(variants):] + variants[:r % len(variants)]:

@@ -11,23 +11,30 @@ rounds); prints every round, both medians (images per second) and crew / torch.
 Needs Debian's python3-torch and python3-torchvision (the product never does).
 """
 import argparse
+import contextlib
 import os
 import statistics
 import time
 
 
-def crew_step_fn(crew, name, batch, size):
+def crew_step_fn(crew, name, batch, size, amp_level=None):
+    """A training step of crew.vision.models.<name>; amp_level "O1" or "O2": in bfloat16 under
+    paddle.amp.auto_cast (O2 also through paddle.amp.decorate)."""
     import numpy as np
+    crew.seed(0)
     model = getattr(crew.vision.models, name)(num_classes=10)
     model.train()
     opt = crew.optimizer.Momentum(learning_rate=0.01, momentum=0.9, parameters=model.parameters())
+    if amp_level == "O2":
+        model, opt = crew.amp.decorate(models=model, optimizers=opt, level="O2", dtype="bfloat16")
     rng = np.random.default_rng(0)
     x = crew.to_tensor(rng.standard_normal((batch, 3, size, size)).astype("float32"))
     y = crew.to_tensor(rng.integers(0, 10, (batch, 1)).astype("int64"))
     loss_fn = crew.nn.CrossEntropyLoss()
 
     def step():
-        loss = loss_fn(model(x), y)
+        with (crew.amp.auto_cast(level=amp_level, dtype="bfloat16") if amp_level else contextlib.nullcontext()):
+            loss = loss_fn(model(x), y)
         loss.backward()
         opt.step()
         opt.clear_grad()
@@ -35,8 +42,11 @@ def crew_step_fn(crew, name, batch, size):
     return step
 
 
-def torch_step_fn(torch, name, batch, size):
+def torch_step_fn(torch, name, batch, size, autocast=False):
+    """A training step of torchvision.models.<name>; autocast: under torch.autocast("cpu",
+    dtype=torch.bfloat16)."""
     import torchvision
+    torch.manual_seed(0)
     model = getattr(torchvision.models, name)(num_classes=10)
     model.train()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
@@ -47,7 +57,8 @@ def torch_step_fn(torch, name, batch, size):
 
     def step():
         opt.zero_grad(set_to_none=True)
-        loss = loss_fn(model(x), y)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss = loss_fn(model(x), y)
         loss.backward()
         opt.step()
         return loss.item()
