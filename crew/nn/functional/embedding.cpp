@@ -18,7 +18,7 @@ Tensor embedding(const Tensor& ids, const Tensor& weight, int64_t padding_idx) {
              padding_idx, " must be -1 (none) or in [0, ", vocab, ")");
   CREW_CHECK(ids.dtype() == DType::INT64 || ids.dtype() == DType::INT32,
              "embedding: ids must be int64 or int32, got ", dtype_name(ids.dtype()));
-  // Host ids (a batch, or positions from arange) index a table on a device: copied there.
+  // Host ids (e.g. a batch read on the host) index a table on a device: copied there.
   const Tensor placed =
       ids.place() != weight.place() && ids.place().host_accessible() ? ids.to(weight.place()) : ids;
   Tensor y = kernels::embedding_forward(placed, weight, padding_idx);

@@ -84,7 +84,7 @@ Tensor GPT::forward(const Tensor& idx) {
   const int64_t t = idx.size(1);
   CREW_CHECK(t >= 1 && t <= config_.block_size, full_name(), ": sequence length ", t, " exceeds block_size ",
              config_.block_size);
-  Tensor x = (*wte_)(idx) + (*wpe_)(Tensor::arange(t));
+  Tensor x = (*wte_)(idx) + (*wpe_)(Tensor::arange(t).to(idx.place()));  // positions beside the tokens
   if (drop_) x = (*drop_)(x);
   x = (*h_)(x);
   x = (*ln_f_)(x);
