@@ -65,8 +65,13 @@ def torch_step_fn(torch, name, batch, size, autocast=False):
     return step
 
 
-def rate(step, iters, batch):
-    step()  # warm-up: primitives created, caches filled
+def rate(step, iters, batch, warmup=3):
+    """Images per second over `iters` steps after `warmup` untimed ones. Both libraries' first
+    steps are slow (crew's resnet50: 870, 440, 240, then ~193 ms; PyTorch's: 960, 380, then
+    ~335 ms): primitives created, the heap and the optimizer state first touched. Three
+    warm-up steps leave the steady state a long training run sees."""
+    for _ in range(warmup):
+        step()
     start = time.perf_counter()
     for _ in range(iters):
         step()
