@@ -12,8 +12,9 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Pair st
   if (auto in = amp::autocast_operands("conv2d", x, weight, bias)) {
     return conv2d((*in)[0], (*in)[1], (*in)[2], stride, padding, dilation, groups);
   }
-  const kernels::Conv2dParams p{stride, padding, dilation, groups};
   const bool record = autograd::should_record({&x, &weight, &bias});
+  const kernels::Conv2dParams p{stride, padding, dilation, groups,
+                                record && weight.is_leaf() && weight.requires_grad()};
   std::shared_ptr<const kernels::Conv2dSaved> saved;
   Tensor y = kernels::conv2d_forward(x, weight, bias, p, record ? &saved : nullptr);
   if (record) {

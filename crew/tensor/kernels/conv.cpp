@@ -58,6 +58,11 @@ bool plain_only() {
   return plain;
 }
 
+bool weight_layout_enabled() {
+  static const bool on = env::get_bool("CREW_WEIGHT_LAYOUT", true);
+  return on;
+}
+
 bool plain_weight_grad_for_few_channels() {
   static const bool plain = dnnl::get_effective_cpu_isa() < dnnl::cpu_isa::avx512_core;
   return plain;
@@ -235,7 +240,12 @@ Tensor conv2d_forward_cpu(const Tensor& x, const Tensor& weight, const Tensor& b
     y = detail::output_tensor(e->dst, conv2d_output_shape(x.shape(), weight.shape(), p));
     const bool reordered = detail::reorders(e->src, x);
     dnnl::memory src = detail::input_memory(e->src, x);
-    dnnl::memory w = detail::bridge_input(e->weights, weight);
+    // float32 only: a 16-bit parameter is rewritten from its float32 master weight each step.
+    if (p.keep_weight_layout && p.groups == 1 && weight.dtype() == DType::FLOAT32 && e->weights.needed &&
+        weight_layout_enabled()) {
+      detail::adopt_layout(weight, e->weights.wanted);
+    }
+    dnnl::memory w = detail::input_memory(e->weights, weight);
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, detail::output_memory(e->dst, y)}};
     if (with_bias) args.emplace(DNNL_ARG_BIAS, detail::as_memory(bias, detail::plain_desc(g.bias, g.dt)));
@@ -325,19 +335,25 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward_cpu(const Tensor& grad_y, con
       const bool keep = saved != nullptr && saved->src && saved->src.get_desc() == ew->src.wanted;
       dnnl::memory src = keep ? saved->src : detail::input_memory(ew->src, x);
       dd_w = detail::input_memory(ew->diff_dst, grad_y);
-      dnnl::memory dw = detail::bridge_output_buffer(ew->diff_weights, r.grad_weight);
+      // A weight kept in the layout this pass writes its gradient in gets its gradient so.
+      const detail::DnnlLayout* wl = detail::dnnl_layout_of(weight);
+      const bool blocked_grad =
+          !into && wl != nullptr && ew->diff_weights.needed && wl->desc() == ew->diff_weights.wanted;
+      if (blocked_grad) r.grad_weight = detail::output_tensor(ew->diff_weights, weight.shape());
+      dnnl::memory dw = blocked_grad ? detail::output_memory(ew->diff_weights, r.grad_weight)
+                                     : detail::bridge_output_buffer(ew->diff_weights, r.grad_weight);
       std::unordered_map<int, dnnl::memory> args{
           {DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dd_w}, {DNNL_ARG_DIFF_WEIGHTS, dw}};
       if (with_bias)
         args.emplace(DNNL_ARG_DIFF_BIAS, detail::as_memory(r.grad_bias, detail::plain_desc(g.bias, g.dt)));
       ew->prim.execute(detail::cpu_stream(), args);
-      detail::bridge_output(ew->diff_weights, dw, r.grad_weight);
+      if (!blocked_grad) detail::bridge_output(ew->diff_weights, dw, r.grad_weight);
     }
     if (needs.data) {
       auto ed = bwd_data_entry(g);
       const bool share = ew && ew->diff_dst.wanted == ed->diff_dst.wanted;
       dnnl::memory dd = share ? dd_w : detail::input_memory(ed->diff_dst, grad_y);
-      dnnl::memory w = detail::bridge_input(ed->weights, weight);
+      dnnl::memory w = detail::input_memory(ed->weights, weight);
       r.grad_x = detail::output_tensor(ed->diff_src, x_shape);  // in the layout the primitive writes
       ed->prim.execute(detail::cpu_stream(),
                        {{DNNL_ARG_DIFF_DST, dd},

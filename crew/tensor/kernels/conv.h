@@ -16,6 +16,11 @@ struct Conv2dParams {
   std::array<int64_t, 2> padding{0, 0};   // symmetric, per spatial axis
   std::array<int64_t, 2> dilation{1, 1};  // 1 = dense (Paddle's convention)
   int64_t groups = 1;
+  // The weight is a parameter updated in place between steps (a leaf that requires grad):
+  // forward may convert it in place into its primitive's blocked layout (detail::adopt_layout),
+  // so that later steps read it without a reorder, and the weight gradient is then returned in
+  // that layout too. CREW_WEIGHT_LAYOUT=0 turns this off.
+  bool keep_weight_layout = false;
 };
 
 // Validates x [N, C, H, W] and weight [O, C/groups, kh, kw]; returns [N, O, H', W'].

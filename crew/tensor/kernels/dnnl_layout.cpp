@@ -1,5 +1,6 @@
 #include "crew/tensor/kernels/dnnl_layout.h"
 
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -77,10 +78,59 @@ bool reorders(const LayoutBridge& bridge, const Tensor& t) {
   return l == nullptr || l->desc() != bridge.wanted;
 }
 
+namespace {
+
+// Reorders between two blocked layouts, built once per pair (a network has a few dozen).
+dnnl::reorder& blocked_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+  struct Entry {
+    dnnl::memory::desc from, to;
+    dnnl::reorder prim;
+  };
+  static std::mutex mu;
+  static std::vector<std::unique_ptr<Entry>> known;
+  std::lock_guard<std::mutex> lock(mu);
+  for (const auto& e : known) {
+    if (e->from == from && e->to == to) return e->prim;
+  }
+  auto pd = dnnl::reorder::primitive_desc(cpu_engine(), from, cpu_engine(), to);
+  known.push_back(std::make_unique<Entry>(Entry{from, to, dnnl::reorder(pd)}));
+  return known.back()->prim;
+}
+
+}  // namespace
+
+bool padding_free(const DnnlLayout& layout) { return layout.bytes() == layout.plain_bytes(); }
+
+bool adopt_layout(const Tensor& t, const dnnl::memory::desc& wanted) {
+  if (!t.defined()) return false;
+  const DnnlLayout* current = dnnl_layout_of(t);
+  if (current != nullptr) return current->desc() == wanted;
+  if (wanted == plain_desc(wanted.dims(), wanted.data_type())) return false;
+  auto layout = dnnl_layout(wanted);
+  TensorImpl* impl = t.impl();
+  const std::shared_ptr<Storage>& s = impl->storage;
+  const bool whole = impl->offset == 0 && s.use_count() == 1 && s->bytes() == layout->plain_bytes();
+  if (!padding_free(*layout) || to_dims(t.shape()) != wanted.dims() ||
+      t.dtype() != crew_dtype(wanted.data_type()) || !whole || !s->owns_memory() ||
+      s->place().type != DeviceType::CPU || s->saved_for_backward() != 0) {
+    return false;
+  }
+  std::shared_ptr<Storage> blocked = layout->from_plain(t).impl()->storage;
+  while (blocked->version() < s->version()) blocked->bump_version();  // same data, same version
+  impl->storage = std::move(blocked);
+  return true;
+}
+
 dnnl::memory input_memory(const LayoutBridge& bridge, const Tensor& t) {
   if (bridge.needed && !reorders(bridge, t))
     return dnnl::memory(bridge.wanted, cpu_engine(), t.layout_data());
   const DnnlLayout* layout = dnnl_layout_of(t);
+  if (bridge.needed && layout != nullptr) {
+    dnnl::memory from(layout->desc(), cpu_engine(), t.layout_data());
+    dnnl::memory to(bridge.wanted, cpu_engine());
+    blocked_reorder(layout->desc(), bridge.wanted).execute(cpu_stream(), from, to);
+    return to;
+  }
   if (!bridge.needed && layout != nullptr) {
     // A row-major reader of a blocked tensor (a gemm-based weight gradient at small spatial
     // sizes) gets a row-major copy: converting t in place would make its other readers (the

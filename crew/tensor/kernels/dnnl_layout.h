@@ -55,8 +55,20 @@ dnnl::memory memory_in(const dnnl::memory::desc& md, const Tensor& t, const Dnnl
 // A new tensor shaped like `like` in `layout`, or row-major when it is null.
 Tensor new_in(const Tensor& like, const DnnlLayout* layout);
 
-// The memory a primitive reads in bridge.wanted: t's own bytes when t is in that layout,
-// else t (row-major) reordered by the bridge.
+// Converts t's storage in place into the padding-free blocked layout `wanted` (its dims and
+// dtype t's), for a parameter that a kernel reads in that layout every step: the weights of a
+// convolution (conv.cpp) and the optimizer state beside them (optimizer_update.cpp). Only
+// when t is its storage's one whole tensor, owned host memory, row-major, and not saved for a
+// live backward; returns whether t is in `wanted` now. Elementwise math over such bytes is
+// the row-major math permuted; every row-major reader still gets row-major data (converted
+// back in place), and the next kernel that wants the layout adopts it again.
+bool adopt_layout(const Tensor& t, const dnnl::memory::desc& wanted);
+// Whether `layout` holds exactly the row-major bytes' count (no padding).
+bool padding_free(const DnnlLayout& layout);
+
+// The memory a primitive reads in bridge.wanted: t's own bytes when t is in that layout, t's
+// blocked bytes reordered straight into it when t is in another blocked layout (t itself is
+// left as it is), else t (row-major) reordered by the bridge.
 dnnl::memory input_memory(const LayoutBridge& bridge, const Tensor& t);
 // Whether input_memory(bridge, t) reorders.
 bool reorders(const LayoutBridge& bridge, const Tensor& t);

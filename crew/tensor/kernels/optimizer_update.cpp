@@ -1,5 +1,6 @@
 #include "crew/tensor/kernels/optimizer_update.h"
 
+#include "crew/tensor/kernels/dnnl_layout.h"
 #include "crew/tensor/kernels/math/adam_step.h"
 #include "crew/tensor/kernels/math/sgd_step.h"
 
@@ -58,12 +59,53 @@ void adam_f32(float* p, const float* g, float* m1, float* m2, int64_t n, const A
   adam_scalar(p, g, m1, m2, i, n, s);
 }
 
+// The operands of one update as element arrays. A parameter kept in a padding-free oneDNN
+// layout (a convolution's weight, detail::adopt_layout) is updated in that layout: its state
+// is converted into it once (in place), a gradient in another layout is reordered into a
+// temporary, and the elementwise update runs over the bytes as they are (the same math,
+// permuted), so the parameter is not converted to row-major and back every step. Anything
+// else is updated row-major, as are all operands when a state cannot take the layout.
+class UpdateOperands {
+ public:
+  UpdateOperands(const Tensor& param, const Tensor& grad, std::initializer_list<const Tensor*> state)
+      : param_(param), grad_(grad) {
+    const detail::DnnlLayout* l = detail::dnnl_layout_of(param);
+    blocked_ = l != nullptr && detail::padding_free(*l) && grad.shape() == param.shape();
+    for (const Tensor* s : state) {
+      if (blocked_ && !detail::adopt_layout(*s, l->desc())) blocked_ = false;
+    }
+    if (blocked_) grad_ = detail::in_layout(grad, *l);
+  }
+  template <typename T>
+  T* param() const {
+    return at<T>(param_);
+  }
+  template <typename T>
+  const T* grad() const {
+    return at<T>(grad_);
+  }
+  template <typename T>
+  T* state(const Tensor& t) const {
+    return at<T>(t);
+  }
+
+ private:
+  template <typename T>
+  T* at(const Tensor& t) const {
+    return blocked_ ? static_cast<T*>(t.layout_data()) : t.data<T>();
+  }
+  const Tensor& param_;
+  Tensor grad_;
+  bool blocked_ = false;
+};
+
 void sgd_cpu(const Tensor& param, const Tensor& grad, double lr, double l2) {
+  const UpdateOperands u(param, grad, {});
   if (param.dtype() == DType::FLOAT32) {
-    sgd_loop(param.data<float>(), grad.data<float>(), param.numel(),
+    sgd_loop(u.param<float>(), u.grad<float>(), param.numel(),
              SgdStep<float>{static_cast<float>(lr), static_cast<float>(l2)});
   } else {
-    sgd_loop(param.data<double>(), grad.data<double>(), param.numel(), SgdStep<double>{lr, l2});
+    sgd_loop(u.param<double>(), u.grad<double>(), param.numel(), SgdStep<double>{lr, l2});
   }
 }
 
@@ -71,9 +113,10 @@ template <typename T>
 void momentum_typed(const Tensor& param, const Tensor& grad, const Tensor& velocity,
                     const MomentumCoefficients& c) {
   const T lr = static_cast<T>(c.lr), mu = static_cast<T>(c.momentum), l2 = static_cast<T>(c.l2);
-  T* p = param.data<T>();
-  const T* g = grad.data<T>();
-  T* v = velocity.data<T>();
+  const UpdateOperands u(param, grad, {&velocity});
+  T* p = u.param<T>();
+  const T* g = u.grad<T>();
+  T* v = u.state<T>(velocity);
   if (c.nesterov) {
     momentum_loop(p, g, v, param.numel(), MomentumStep<T, true>{lr, mu, l2});
   } else {
@@ -92,11 +135,12 @@ void momentum_cpu(const Tensor& param, const Tensor& grad, const Tensor& velocit
 
 void adam_cpu(const Tensor& param, const Tensor& grad, const Tensor& m1, const Tensor& m2,
               const AdamCoefficients& c) {
+  const UpdateOperands u(param, grad, {&m1, &m2});
   if (param.dtype() == DType::FLOAT32) {
-    adam_f32(param.data<float>(), grad.data<float>(), m1.data<float>(), m2.data<float>(), param.numel(),
+    adam_f32(u.param<float>(), u.grad<float>(), u.state<float>(m1), u.state<float>(m2), param.numel(),
              adam_step<float>(c));
   } else {
-    adam_scalar(param.data<double>(), grad.data<double>(), m1.data<double>(), m2.data<double>(), 0,
+    adam_scalar(u.param<double>(), u.grad<double>(), u.state<double>(m1), u.state<double>(m2), 0,
                 param.numel(), adam_step<double>(c));
   }
 }
