@@ -11,6 +11,7 @@
 # Two sides are compared, A (default crew) against B (default torch), each with extra options:
 #   A=crew A_ARGS="--amp bf16 --amp-level O2" B=torch B_ARGS="--autocast bfloat16"  (mixed precision)
 #   A_ARGS="--amp bf16" B=crew                                  (crew's bf16 against its float32)
+#   B=crew B_ENV="CREW_WEIGHT_LAYOUT=0"                         (environment per side: one switch)
 set -euo pipefail
 build=$(cd "${1:?usage: $0 BUILD_DIR ROUNDS [STEPS]}" && pwd)
 rounds=${2:?usage: $0 BUILD_DIR ROUNDS [STEPS]}
@@ -66,6 +67,10 @@ run_torch() {  # model ranks threads [extra options...]
      --warmup 5 --threads "$3" --world "$2" --metrics "$log/m.jsonl" "${@:4}") >"$log/out" 2>&1 || true
   done_fields "$log/m.jsonl" "$1"
 }
+with_env() {  # "VAR=value ..." command...: the command with those variables (in this subshell)
+  if [ -n "$1" ]; then export ${1?}; fi
+  "${@:2}"
+}
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 checked() {  # side fields: fails with the run's output when the run wrote no "done" line
   [ -n "$2" ] || { echo "$1 run failed:" >&2; cat "$log/out" >&2; exit 1; }
@@ -77,10 +82,10 @@ for model in $models; do
   for config in $configs; do
     ranks=${config%x*}; threads=${config#*x}; key=$log/$model.$config
     for r in $(seq 1 "$rounds"); do
-      if [ $((r % 2)) -eq 1 ]; then c=$(checked "$side_a" "$(run_"$side_a" "$model" "$ranks" "$threads" "${args_a[@]}")")
-        t=$(checked "$side_b" "$(run_"$side_b" "$model" "$ranks" "$threads" "${args_b[@]}")")
-      else t=$(checked "$side_b" "$(run_"$side_b" "$model" "$ranks" "$threads" "${args_b[@]}")")
-        c=$(checked "$side_a" "$(run_"$side_a" "$model" "$ranks" "$threads" "${args_a[@]}")"); fi
+      run_a() { with_env "${A_ENV:-}" run_"$side_a" "$model" "$ranks" "$threads" "${args_a[@]}"; }
+      run_b() { with_env "${B_ENV:-}" run_"$side_b" "$model" "$ranks" "$threads" "${args_b[@]}"; }
+      if [ $((r % 2)) -eq 1 ]; then c=$(checked "$side_a" "$(run_a)"); t=$(checked "$side_b" "$(run_b)")
+      else t=$(checked "$side_b" "$(run_b)"); c=$(checked "$side_a" "$(run_a)"); fi
       echo "$model $config round $r: A $c, B $t ($(unit "$model"), peak RSS MB)"
       echo "$c $t" | awk '{printf "%s %s %s %s %.3f\n", $1, $2, $3, $4, $1 / $3}' >>"$key"
     done
@@ -92,7 +97,7 @@ for model in $models; do
   done
 done
 echo
-echo "A: $side_a ${A_ARGS:-}; B: $side_b ${B_ARGS:-}"
+echo "A: $side_a ${A_ENV:-} ${A_ARGS:-}; B: $side_b ${B_ENV:-} ${B_ARGS:-}"
 echo "| model | config | A rate | B rate | A/B (rounds) | A peak RSS (MB) | B peak RSS (MB) |"
 echo "| --- | --- | ---: | ---: | ---: | ---: | ---: |"
 cat "$table"
