@@ -1,5 +1,6 @@
 #include "crew/tensor/kernels/dnnl_layout.h"
 
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -115,9 +116,11 @@ bool adopt_layout(const Tensor& t, const dnnl::memory::desc& wanted) {
       s->place().type != DeviceType::CPU || s->saved_for_backward() != 0) {
     return false;
   }
-  std::shared_ptr<Storage> blocked = layout->from_plain(t).impl()->storage;
-  while (blocked->version() < s->version()) blocked->bump_version();  // same data, same version
-  impl->storage = std::move(blocked);
+  // Reordered through a temporary and copied back: the storage keeps its memory (no second
+  // resident copy of every parameter left behind in the heap), its version and its users.
+  const Tensor blocked = layout->from_plain(t);
+  std::memcpy(s->data(), blocked.layout_data(), layout->bytes());
+  s->set_layout(layout);
   return true;
 }
 
