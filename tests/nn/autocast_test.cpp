@@ -211,6 +211,34 @@ TEST(Autocast, BatchNormTrainsInBFloat16WithFloat32Statistics) {
   for (size_t i = 0; i < m.size(); ++i) EXPECT_NEAR(m[i], m_ref[i], 1e-6) << "running mean " << i;
 }
 
+// layer_norm on a bfloat16 activation: O1 runs it in float32 (Paddle's black list); O2 runs
+// the bfloat16 kernel with float32 gamma/beta (bfloat16 ones are cast to float32) and returns
+// bfloat16, unless layer_norm is in custom_black_list.
+TEST(Autocast, LayerNormStaysBFloat16AtO2) {
+  const Tensor x = uniform({4, 16}, -1, 1).to(DType::BFLOAT16);
+  const Tensor w = uniform({16}, 0.5, 1.5), b = uniform({16}, -0.5, 0.5);
+  {
+    AutocastGuard guard(bf16(AmpLevel::O1));
+    EXPECT_EQ(F::layer_norm(x, {16}, w, b).dtype(), DType::FLOAT32);
+  }
+  const DType want =
+      kernels::dnnl_supports(DType::BFLOAT16, "layer_norm") ? DType::BFLOAT16 : DType::FLOAT32;
+  Tensor w16 = w.to(DType::BFLOAT16).set_stop_gradient(false);
+  Tensor y;
+  {
+    AutocastGuard guard(bf16(AmpLevel::O2));
+    EXPECT_EQ(F::layer_norm(x, {16}, w, b).dtype(), want);
+    y = F::layer_norm(x, {16}, w16, Tensor());
+  }
+  EXPECT_EQ(y.dtype(), want);
+  sum(cast(y, DType::FLOAT32)).backward();
+  EXPECT_EQ(w16.grad().dtype(), DType::BFLOAT16);
+  AutocastOptions o = bf16(AmpLevel::O2);
+  o.custom_black_list = {"layer_norm"};
+  AutocastGuard guard(o);
+  EXPECT_EQ(F::layer_norm(x, {16}, w, b).dtype(), DType::FLOAT32);
+}
+
 TEST(Autocast, CustomListsMoveOps) {
   AutocastOptions o = bf16();
   o.custom_black_list = {"conv2d"};
