@@ -195,6 +195,7 @@ TEST(Autocast, BatchNormTrainsInBFloat16WithFloat32Statistics) {
   {
     AutocastGuard guard(bf16(AmpLevel::O2));
     y = F::batch_norm(x, rm, rv, w16, b16, /*training=*/true, 0.9, 1e-5);
+    // Inference with a gradient to record (w16 requires one) goes through float32.
     EXPECT_EQ(F::batch_norm(x, rm32, rv32, w16, b16, /*training=*/false, 0.9, 1e-5).dtype(), DType::FLOAT32);
   }
   ASSERT_EQ(y.dtype(), DType::BFLOAT16);
@@ -237,6 +238,22 @@ TEST(Autocast, LayerNormStaysBFloat16AtO2) {
   o.custom_black_list = {"layer_norm"};
   AutocastGuard guard(o);
   EXPECT_EQ(F::layer_norm(x, {16}, w, b).dtype(), DType::FLOAT32);
+}
+
+// batch_norm inference (eval, running statistics) on a bfloat16 input, nothing to record: the
+// bfloat16 oneDNN kernel, bfloat16 output within bfloat16's rounding of float32's.
+TEST(Autocast, BatchNormInferenceRunsInBFloat16) {
+  if (!kernels::dnnl_supports(DType::BFLOAT16, "batch_norm")) GTEST_SKIP() << "no bfloat16 kernels here";
+  const Tensor x = uniform({2, 8, 3, 3}, -1, 1).to(DType::BFLOAT16);
+  Tensor rm = uniform({8}, -0.5, 0.5), rv = uniform({8}, 0.5, 2);
+  const Tensor w = uniform({8}, 0.5, 1.5), b = uniform({8}, -0.5, 0.5);
+  const Tensor y = F::batch_norm(x, rm, rv, w, b, /*training=*/false, 0.9, 1e-5);
+  ASSERT_EQ(y.dtype(), DType::BFLOAT16);
+  const Tensor want = F::batch_norm(x.to(DType::FLOAT32), rm, rv, w, b, false, 0.9, 1e-5);
+  const auto got = y.to(DType::FLOAT32).to_vector<float>(), ref = want.to_vector<float>();
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], ref[i], 2e-2 * (1 + std::fabs(ref[i]))) << i;
+  AutocastGuard guard(bf16(AmpLevel::O2));
+  EXPECT_EQ(F::batch_norm(x, rm, rv, w.to(DType::BFLOAT16), Tensor(), false, 0.9, 1e-5).dtype(), DType::BFLOAT16);
 }
 
 TEST(Autocast, CustomListsMoveOps) {
