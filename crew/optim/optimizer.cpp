@@ -103,12 +103,16 @@ Tensor& Optimizer::accumulator(const std::string& acc, size_t index, double init
 void Optimizer::step() {
   const double lr = get_lr();
   // 16-bit parameters are updated (and clipped) as float32 master weights.
-  std::vector<Tensor> targets;
-  targets.reserve(params_.size());
-  for (size_t i = 0; i < params_.size(); ++i) targets.push_back(update_target(i));
-  if (grad_clip_) (*grad_clip_)(targets);
+  // Without clipping each float32 gradient copy is made just before its update and freed after
+  // it, so at most one lives beside the 16-bit gradients (not a float32 copy of all of them).
+  std::vector<Tensor> targets(params_.size());
+  if (grad_clip_) {
+    for (size_t i = 0; i < params_.size(); ++i) targets[i] = update_target(i);
+    (*grad_clip_)(targets);
+  }
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor& p = params_[i];
+    if (!grad_clip_) targets[i] = update_target(i);
     Tensor& t = targets[i];
     Tensor g = t.grad();
     if (!g.defined()) continue;
@@ -123,6 +127,7 @@ void Optimizer::step() {
       t.set_grad(Tensor());
       p.copy_(t.to(p.dtype()));  // rounded once; copy_ bumps the version
     }
+    targets[i] = Tensor();
   }
   ++step_count_;
 }

@@ -50,7 +50,7 @@ bool is_floating(DType dtype) {
 
 void throw_no_dtype_kernel(const char* op, DType dtype) {
   CREW_THROW(DTypeError, op, ": no ", dtype_name(dtype), " kernel (", dtype_name(dtype),
-             " has kernels for matmul, linear, conv2d, relu, gelu and softmax; cast the input with "
+             " has kernels for matmul, linear, conv2d, batch_norm, layer_norm, relu, gelu and softmax; cast the input with "
              "astype('float32') for the others)");
 }
 

@@ -195,6 +195,7 @@ TEST(Autocast, BatchNormTrainsInBFloat16WithFloat32Statistics) {
   {
     AutocastGuard guard(bf16(AmpLevel::O2));
     y = F::batch_norm(x, rm, rv, w16, b16, /*training=*/true, 0.9, 1e-5);
+    // Inference with a gradient to record (w16 requires one) goes through float32.
     EXPECT_EQ(F::batch_norm(x, rm32, rv32, w16, b16, /*training=*/false, 0.9, 1e-5).dtype(), DType::FLOAT32);
   }
   ASSERT_EQ(y.dtype(), DType::BFLOAT16);
@@ -209,6 +210,50 @@ TEST(Autocast, BatchNormTrainsInBFloat16WithFloat32Statistics) {
   for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], ref[i], 2e-2) << i;
   const auto m = rm.to_vector<float>(), m_ref = rm_ref.to_vector<float>();
   for (size_t i = 0; i < m.size(); ++i) EXPECT_NEAR(m[i], m_ref[i], 1e-6) << "running mean " << i;
+}
+
+// layer_norm on a bfloat16 activation: O1 runs it in float32 (Paddle's black list); O2 runs
+// the bfloat16 kernel with float32 gamma/beta (bfloat16 ones are cast to float32) and returns
+// bfloat16, unless layer_norm is in custom_black_list.
+TEST(Autocast, LayerNormStaysBFloat16AtO2) {
+  const Tensor x = uniform({4, 16}, -1, 1).to(DType::BFLOAT16);
+  const Tensor w = uniform({16}, 0.5, 1.5), b = uniform({16}, -0.5, 0.5);
+  {
+    AutocastGuard guard(bf16(AmpLevel::O1));
+    EXPECT_EQ(F::layer_norm(x, {16}, w, b).dtype(), DType::FLOAT32);
+  }
+  const DType want =
+      kernels::dnnl_supports(DType::BFLOAT16, "layer_norm") ? DType::BFLOAT16 : DType::FLOAT32;
+  Tensor w16 = w.to(DType::BFLOAT16).set_stop_gradient(false);
+  Tensor y;
+  {
+    AutocastGuard guard(bf16(AmpLevel::O2));
+    EXPECT_EQ(F::layer_norm(x, {16}, w, b).dtype(), want);
+    y = F::layer_norm(x, {16}, w16, Tensor());
+  }
+  EXPECT_EQ(y.dtype(), want);
+  sum(cast(y, DType::FLOAT32)).backward();
+  EXPECT_EQ(w16.grad().dtype(), DType::BFLOAT16);
+  AutocastOptions o = bf16(AmpLevel::O2);
+  o.custom_black_list = {"layer_norm"};
+  AutocastGuard guard(o);
+  EXPECT_EQ(F::layer_norm(x, {16}, w, b).dtype(), DType::FLOAT32);
+}
+
+// batch_norm inference (eval, running statistics) on a bfloat16 input, nothing to record: the
+// bfloat16 oneDNN kernel, bfloat16 output within bfloat16's rounding of float32's.
+TEST(Autocast, BatchNormInferenceRunsInBFloat16) {
+  if (!kernels::dnnl_supports(DType::BFLOAT16, "batch_norm")) GTEST_SKIP() << "no bfloat16 kernels here";
+  const Tensor x = uniform({2, 8, 3, 3}, -1, 1).to(DType::BFLOAT16);
+  Tensor rm = uniform({8}, -0.5, 0.5), rv = uniform({8}, 0.5, 2);
+  const Tensor w = uniform({8}, 0.5, 1.5), b = uniform({8}, -0.5, 0.5);
+  const Tensor y = F::batch_norm(x, rm, rv, w, b, /*training=*/false, 0.9, 1e-5);
+  ASSERT_EQ(y.dtype(), DType::BFLOAT16);
+  const Tensor want = F::batch_norm(x.to(DType::FLOAT32), rm, rv, w, b, false, 0.9, 1e-5);
+  const auto got = y.to(DType::FLOAT32).to_vector<float>(), ref = want.to_vector<float>();
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], ref[i], 2e-2 * (1 + std::fabs(ref[i]))) << i;
+  AutocastGuard guard(bf16(AmpLevel::O2));
+  EXPECT_EQ(F::batch_norm(x, rm, rv, w.to(DType::BFLOAT16), Tensor(), false, 0.9, 1e-5).dtype(), DType::BFLOAT16);
 }
 
 TEST(Autocast, CustomListsMoveOps) {

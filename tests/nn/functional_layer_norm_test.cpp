@@ -1,6 +1,7 @@
 // layer_norm: values against a loop reference (float32 on oneDNN, float64), gradients, errors.
 #include <cmath>
 
+#include "crew/autograd/ops_cast.h"
 #include "tests/nn/functional_test_util.h"
 
 namespace crew {
@@ -64,6 +65,37 @@ TEST(FunctionalLayerNormTest, GradientsFloat32OnOneDnn) {
                          opt);
   expect_gradients_match([](const Inputs& in) { return F::layer_norm(in[0], {6}, Tensor(), in[1]); }, {x, b},
                          opt);
+}
+
+// bfloat16 x with float32 gamma/beta: bfloat16 output and input gradient, float32 parameter
+// gradients, within bfloat16's rounding of the float32 kernel on the same (rounded) values.
+// On CPUs without bf16 primitives the same holds through the via-float32 path.
+TEST(FunctionalLayerNormTest, Bfloat16MatchesFloat32) {
+  Generator gen(7);
+  const Tensor x16 = uniform({6, 40}, -2, 2, DType::FLOAT32, &gen).to(DType::BFLOAT16);
+  const Tensor w = uniform({40}, 0.5, 1.5, DType::FLOAT32, &gen), b = uniform({40}, -1, 1, DType::FLOAT32, &gen);
+  const Tensor up = uniform({6, 40}, -1, 1, DType::FLOAT32, &gen);  // d loss / d y
+  auto run = [&](const Tensor& x) {
+    Tensor xl = x.clone().set_stop_gradient(false);
+    Tensor wl = w.clone().set_stop_gradient(false), bl = b.clone().set_stop_gradient(false);
+    Tensor y = F::layer_norm(xl, {40}, wl, bl);
+    sum(mul(cast(y, DType::FLOAT32), up)).backward();
+    return std::vector<Tensor>{y, xl.grad(), wl.grad(), bl.grad()};
+  };
+  const auto got = run(x16), want = run(x16.to(DType::FLOAT32));
+  EXPECT_EQ(got[0].dtype(), DType::BFLOAT16);
+  EXPECT_EQ(got[1].dtype(), DType::BFLOAT16);
+  EXPECT_EQ(got[2].dtype(), DType::FLOAT32);
+  EXPECT_EQ(got[3].dtype(), DType::FLOAT32);
+  const char* names[] = {"y", "grad x", "grad weight", "grad bias"};
+  for (size_t k = 0; k < got.size(); ++k) {
+    const auto g = got[k].to(DType::FLOAT32).to_vector<float>(), r = want[k].to_vector<float>();
+    for (size_t i = 0; i < g.size(); ++i)
+      ASSERT_NEAR(g[i], r[i], 2e-2 * (1 + std::abs(r[i]))) << names[k] << " " << i;
+  }
+  // gamma/beta of x's 16-bit dtype are refused: they must be float32.
+  EXPECT_THROW(F::layer_norm(x16, {40}, w.to(DType::BFLOAT16), Tensor()), ValueError);
+  EXPECT_EQ(F::layer_norm(x16, {40}, Tensor(), Tensor()).dtype(), DType::BFLOAT16);
 }
 
 TEST(FunctionalLayerNormTest, RejectsBadShapes) {

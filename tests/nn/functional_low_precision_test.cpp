@@ -112,6 +112,23 @@ TEST_P(LowPrecisionGrad, CastIsDifferentiableBackToTheInputDtype) {
   EXPECT_FALSE(cast(Tensor::arange(3), DType::FLOAT32).requires_grad());
 }
 
+// adaptive_avg_pool2d keeps a 16-bit input's dtype (summed in float32): overlapping bins
+// (7 -> 3), a global pool (1x1) and their gradients, against float32.
+TEST_P(LowPrecisionGrad, AdaptiveAvgPoolKeepsTheDtype) {
+  const DType dt = GetParam();
+  Generator gen(23);
+  for (int64_t out : {3, 1}) {
+    auto [x, x32] = leaves({2, 3, 7, 7}, dt, &gen);
+    const Tensor y = F::adaptive_avg_pool2d(x, {out, out});
+    const Tensor y32 = F::adaptive_avg_pool2d(x32, {out, out});
+    expect_close(y, y32, dt, "output " + std::to_string(out));
+    const Tensor g = uniform(y32.shape(), -1, 1, DType::FLOAT32, &gen).to(dt);
+    y.backward(g);
+    y32.backward(g.to(DType::FLOAT32));
+    expect_close(x.grad(), x32.grad(), dt, "gradient " + std::to_string(out));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, LowPrecisionGrad, ::testing::Values(DType::BFLOAT16, DType::FLOAT16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 

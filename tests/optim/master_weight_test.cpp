@@ -17,6 +17,36 @@ Tensor bf16_param(double value, int64_t n = 4) {
 
 void set_grad(Tensor& p, double g) { p.set_grad(Tensor::full(p.shape(), g, p.dtype())); }
 
+// Counts, at each update, the master weights holding a float32 gradient copy.
+class CountingSGD : public SGD {
+ public:
+  using SGD::SGD;
+  size_t max_live_grads = 0;
+
+ protected:
+  void update(size_t index, Tensor& param, const Tensor& grad, double lr) override {
+    size_t live = 0;
+    for (size_t j = 0; j < 3; ++j) live += master_weight(j).defined() && master_weight(j).grad().defined();
+    max_live_grads = std::max(max_live_grads, live);
+    SGD::update(index, param, grad, lr);
+  }
+};
+
+// Without gradient clipping a step converts one 16-bit gradient to float32 at a time (the copy
+// freed after its update), not all of them up front: O2's peak memory.
+TEST(MasterWeight, FloatGradientCopiesLiveOneAtATime) {
+  Tensor a = bf16_param(1.0), b = bf16_param(2.0), c = bf16_param(3.0);
+  CountingSGD opt(std::vector<Tensor>{a, b, c}, {.learning_rate = 0.5});
+  opt.set_multi_precision(true);
+  for (int s = 0; s < 2; ++s) {
+    for (Tensor* p : {&a, &b, &c}) set_grad(*p, 1.0);
+    opt.step();
+  }
+  EXPECT_EQ(opt.max_live_grads, 1u);
+  EXPECT_EQ(c.to_vector<float>()[0], 2.0f);  // 3 - 2 * 0.5, written back in bfloat16
+  EXPECT_FALSE(opt.master_weight(2).grad().defined());
+}
+
 TEST(MasterWeight, SmallUpdatesAddUpOnlyWithMasterWeights) {
   // bfloat16's spacing at 1.0 is 2^-7: one step of 0.001 rounds back to 1.0.
   Tensor kept = bf16_param(1.0), plain = bf16_param(1.0);

@@ -88,9 +88,20 @@ def test_mixed_dtypes_and_missing_kernels_are_dtype_errors():
     with pytest.raises(crew.DTypeError, match="matmul: dtypes differ"):
         crew.matmul(a, a.astype("bfloat16"))
     with pytest.raises(TypeError, match="bfloat16"):
-        crew.nn.functional.layer_norm(a.astype("bfloat16"), [2])
+        crew.nn.functional.elu(a.astype("bfloat16"))
     with pytest.raises(ValueError):  # DTypeError is a ValueError too
-        crew.nn.functional.layer_norm(a.astype("float16"), [2])
+        crew.nn.functional.elu(a.astype("float16"))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_layer_norm_16_bit_input_float32_parameters(dtype):
+    rng = np.random.default_rng(4)
+    x = crew.to_tensor(rng.uniform(-2, 2, (3, 8)).astype("float32")).astype(dtype)
+    w = crew.to_tensor(rng.uniform(0.5, 1.5, 8).astype("float32"))
+    y = crew.nn.functional.layer_norm(x, [8], weight=w)
+    assert y.dtype == getattr(crew, dtype)
+    want = crew.nn.functional.layer_norm(x.astype("float32"), [8], weight=w)
+    np.testing.assert_allclose(y.astype("float32").numpy(), want.numpy(), atol=3e-2, rtol=2e-2)
 
 
 def test_safetensors_round_trip(tmp_path):

@@ -6,6 +6,7 @@
 #include "crew/autograd/function.h"
 #include "crew/nn/functional.h"
 #include "crew/tensor/kernels/broadcast.h"
+#include "crew/tensor/kernels/low_precision.h"
 
 namespace crew::nn::functional {
 
@@ -13,7 +14,7 @@ Tensor adaptive_avg_pool2d(const Tensor& x, Pair output_size) {
   if (auto in = amp::autocast_operands("adaptive_avg_pool2d", x)) {
     return adaptive_avg_pool2d((*in)[0], output_size);
   }
-  kernels::check_floating(x, "adaptive_avg_pool2d");
+  kernels::check_floating_or_half(x, "adaptive_avg_pool2d");  // 16-bit: summed in float32
   CREW_CHECK(x.dim() == 4, "adaptive_avg_pool2d: expected x [N, C, H, W], got ", shape_str(x.shape()));
   const int64_t oh = output_size[0], ow = output_size[1];
   CREW_CHECK(oh > 0 && ow > 0, "adaptive_avg_pool2d: output_size must be positive, got (", oh, ", ", ow, ")");

@@ -3,7 +3,8 @@
 // training without a sync runs on oneDNN; the rest (inference, SyncBatchNorm's global
 // statistics, float64) on the loops of crew/tensor/kernels/batch_norm_loops.h. 16-bit operands
 // (mixed precision): a bfloat16 x trains on oneDNN's bf16 kernel with float32 statistics,
-// weight and bias (16-bit ones cast up), its output bfloat16; elsewhere x is cast to float32.
+// weight and bias (16-bit ones cast up), its output bfloat16, and so does bfloat16 inference
+// that records no gradient (oneDNN's global-stats kernel); elsewhere x is cast to float32.
 #include <cmath>
 
 #include "crew/autograd/function.h"
@@ -140,6 +141,12 @@ Tensor batch_norm(const Tensor& x, Tensor& running_mean, Tensor& running_var, co
     if (x.dtype() == DType::BFLOAT16 && training && sync == nullptr && kernels::batch_norm_supported(x)) {
       check_inputs(x, running_mean, running_var, w32, b32, true, false, DType::FLOAT32);
       return batch_norm_onednn(x, running_mean, running_var, w32, b32, momentum, epsilon);
+    }
+    if (x.dtype() == DType::BFLOAT16 && !training && kernels::batch_norm_supported(x) &&
+        !autograd::should_record({&x, &w32, &b32})) {
+      // Inference (eval mode, use_global_stats): bfloat16 in and out on oneDNN, no float32 copy.
+      check_inputs(x, running_mean, running_var, w32, b32, false, false, DType::FLOAT32);
+      return kernels::batch_norm_inference(x, running_mean, running_var, w32, b32, epsilon);
     }
     return batch_norm(up(x), running_mean, running_var, w32, b32, training, momentum, epsilon,
                       std::move(sync));

@@ -2,6 +2,7 @@
 
 #include <type_traits>
 
+#include "crew/tensor/half.h"
 #include "crew/tensor/kernels/threading.h"
 
 namespace crew::kernels {
@@ -10,6 +11,13 @@ namespace {
 struct Bin {
   int64_t begin, end;
 };
+
+// 16-bit planes are summed in float32 and rounded once per output (per bin share backward).
+template <typename T>
+using Acc = std::conditional_t<is_half_v<T>, float, T>;
+
+template <typename T>
+constexpr bool poolable_v = std::is_floating_point_v<T> || is_half_v<T>;
 
 Bin bin_of(int64_t i, int64_t in, int64_t out) { return {i * in / out, ((i + 1) * in + out - 1) / out}; }
 
@@ -28,10 +36,11 @@ void pool_forward(const T* x, T* y, int64_t planes, int64_t h, int64_t w, int64_
     for (int64_t p = begin; p < end; ++p) {
       const T* xp = x + p * h * w;
       for_each_cell(h, w, oh, ow, [&](int64_t i, int64_t j, Bin r, Bin c) {
-        T acc = 0;
+        Acc<T> acc = 0;
         for (int64_t a = r.begin; a < r.end; ++a)
-          for (int64_t b = c.begin; b < c.end; ++b) acc += xp[a * w + b];
-        y[(p * oh + i) * ow + j] = acc / static_cast<T>((r.end - r.begin) * (c.end - c.begin));
+          for (int64_t b = c.begin; b < c.end; ++b) acc += element_cast<Acc<T>>(xp[a * w + b]);
+        y[(p * oh + i) * ow + j] =
+            element_cast<T>(acc / static_cast<Acc<T>>((r.end - r.begin) * (c.end - c.begin)));
       });
     }
   });
@@ -43,9 +52,11 @@ void pool_backward(const T* g, T* gx, int64_t planes, int64_t h, int64_t w, int6
     for (int64_t p = begin; p < end; ++p) {
       T* gp = gx + p * h * w;
       for_each_cell(h, w, oh, ow, [&](int64_t i, int64_t j, Bin r, Bin c) {
-        const T share = g[(p * oh + i) * ow + j] / static_cast<T>((r.end - r.begin) * (c.end - c.begin));
+        const Acc<T> share = element_cast<Acc<T>>(g[(p * oh + i) * ow + j]) /
+                             static_cast<Acc<T>>((r.end - r.begin) * (c.end - c.begin));
         for (int64_t a = r.begin; a < r.end; ++a)
-          for (int64_t b = c.begin; b < c.end; ++b) gp[a * w + b] += share;
+          for (int64_t b = c.begin; b < c.end; ++b)
+            gp[a * w + b] = element_cast<T>(element_cast<Acc<T>>(gp[a * w + b]) + share);
       });
     }
   });
@@ -54,9 +65,9 @@ void pool_backward(const T* g, T* gx, int64_t planes, int64_t h, int64_t w, int6
 Tensor forward_cpu(const Tensor& x, int64_t oh, int64_t ow) {
   const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
   Tensor y = Tensor::uninitialized({n, c, oh, ow}, x.dtype());
-  dispatch_dtype(x.dtype(), [&](auto tag) {
+  dispatch_storage_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>) pool_forward(x.data<T>(), y.data<T>(), n * c, h, w, oh, ow);
+    if constexpr (poolable_v<T>) pool_forward(x.data<T>(), y.data<T>(), n * c, h, w, oh, ow);
   });
   return y;
 }
@@ -64,9 +75,9 @@ Tensor forward_cpu(const Tensor& x, int64_t oh, int64_t ow) {
 Tensor backward_cpu(const Tensor& g, const Shape& in) {
   Tensor gx = Tensor::zeros(in, g.dtype());
   const int64_t oh = g.size(2), ow = g.size(3);
-  dispatch_dtype(g.dtype(), [&](auto tag) {
+  dispatch_storage_dtype(g.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (poolable_v<T>) {
       pool_backward(g.data<T>(), gx.data<T>(), in[0] * in[1], in[2], in[3], oh, ow);
     }
   });

@@ -16,23 +16,26 @@ struct BnEntry {
 
 // `layout`: the blocked layout the data is in, or null for row-major.
 // dtype: the data's (float32 or bfloat16); statistics, scale and shift are float32 either way.
+// inference: a forward with the given (running) statistics and no backward.
 std::shared_ptr<BnEntry> bn_entry(const Shape& shape, DType dtype, const detail::DnnlLayout* layout,
-                                  bool scale, bool shift, double epsilon) {
+                                  bool scale, bool shift, double epsilon, bool inference = false) {
   static detail::PrimitiveCache<BnEntry> cache;
   const std::string key = str_cat(shape_str(shape), dtype_name(dtype), static_cast<const void*>(layout), ',',
-                                  scale, shift, ',', epsilon);
+                                  scale, shift, ',', epsilon, inference ? ",inference" : "");
   return cache.get(key, [&] {
     auto e = std::make_shared<BnEntry>();
     e->data_md =
         layout ? layout->desc() : detail::plain_desc(detail::to_dims(shape), detail::dnnl_type(dtype));
     e->stat_md = detail::plain_desc({shape[1]});
-    auto flags = dnnl::normalization_flags::none;
+    auto flags = inference ? dnnl::normalization_flags::use_global_stats : dnnl::normalization_flags::none;
     if (scale) flags |= dnnl::normalization_flags::use_scale;
     if (shift) flags |= dnnl::normalization_flags::use_shift;
     const float eps = static_cast<float>(epsilon);
-    dnnl::batch_normalization_forward::desc fd(dnnl::prop_kind::forward_training, e->data_md, eps, flags);
+    const auto fprop = inference ? dnnl::prop_kind::forward_inference : dnnl::prop_kind::forward_training;
+    dnnl::batch_normalization_forward::desc fd(fprop, e->data_md, eps, flags);
     dnnl::batch_normalization_forward::primitive_desc fpd(fd, detail::cpu_engine());
     e->fwd = dnnl::batch_normalization_forward(fpd);
+    if (inference) return e;
     const auto bprop = scale || shift ? dnnl::prop_kind::backward : dnnl::prop_kind::backward_data;
     dnnl::batch_normalization_backward::desc bd(bprop, e->data_md, e->data_md, eps, flags);
     e->bwd = dnnl::batch_normalization_backward(
@@ -46,6 +49,33 @@ dnnl::memory data_memory(const BnEntry& e, const Tensor& t, const detail::DnnlLa
 }
 
 }  // namespace
+
+Tensor batch_norm_inference(const Tensor& x, const Tensor& mean, const Tensor& variance, const Tensor& weight,
+                            const Tensor& bias, double epsilon) {
+  CREW_CHECK(batch_norm_supported(x), "batch_norm inference (oneDNN): unsupported input ", shape_str(x.shape()),
+             " ", dtype_name(x.dtype()));
+  for (const Tensor* t : {&mean, &variance, &weight, &bias}) {
+    CREW_CHECK_T(DTypeError, !t->defined() || t->dtype() == DType::FLOAT32,
+                 "batch_norm inference (oneDNN): statistics, weight and bias must be float32, got ",
+                 dtype_name(t->dtype()));
+  }
+  const detail::DnnlLayout* layout = detail::dnnl_layout_of(x);
+  Tensor y = detail::new_in(x, layout);
+  try {
+    auto e = bn_entry(x.shape(), x.dtype(), layout, weight.defined(), bias.defined(), epsilon, true);
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, data_memory(*e, x, layout)},
+        {DNNL_ARG_DST, data_memory(*e, y, layout)},
+        {DNNL_ARG_MEAN, detail::as_memory(mean, e->stat_md)},
+        {DNNL_ARG_VARIANCE, detail::as_memory(variance, e->stat_md)}};
+    if (weight.defined()) args[DNNL_ARG_SCALE] = detail::as_memory(weight, e->stat_md);
+    if (bias.defined()) args[DNNL_ARG_SHIFT] = detail::as_memory(bias, e->stat_md);
+    e->fwd.execute(detail::cpu_stream(), args);
+  } catch (const dnnl::error& err) {
+    detail::rethrow_dnnl("batch_norm inference", err);
+  }
+  return y;
+}
 
 bool batch_norm_supported(const Tensor& x) {
   const bool dtype_ok = x.dtype() == DType::FLOAT32 ||

@@ -19,6 +19,12 @@ struct BatchNormStats {
 // statistics, weight and bias float32), with 2 to 4 dims and a non-empty batch.
 bool batch_norm_supported(const Tensor& x);
 
+// Inference with the running statistics (oneDNN use_global_stats): x float32 or bfloat16 (in
+// its layout), mean, variance, weight and bias float32; y in x's dtype and layout. No backward:
+// callers that record autograd use the loops. Needs batch_norm_supported(x).
+Tensor batch_norm_inference(const Tensor& x, const Tensor& mean, const Tensor& variance, const Tensor& weight,
+                            const Tensor& bias, double epsilon);
+
 // y = (x - mean) / sqrt(var + epsilon) * weight + bias with the batch's statistics, which go
 // to `stats`; weight, bias [C] or undefined.
 Tensor batch_norm_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, double epsilon,

@@ -4,6 +4,7 @@
 
 #include "crew/core/check.h"
 #include "crew/tensor/kernels/dnnl_context.h"
+#include "crew/tensor/kernels/low_precision.h"
 #include "crew/tensor/kernels/math/layer_norm_row.h"
 
 namespace crew::kernels {
@@ -22,11 +23,13 @@ dnnl::normalization_flags flags_of(bool scale, bool shift) {
   return f;
 }
 
-std::shared_ptr<LnEntry> ln_entry(int64_t rows, int64_t cols, bool scale, bool shift, double epsilon) {
+// dtype: the data's (float32 or bfloat16); statistics, scale and shift are float32 either way.
+std::shared_ptr<LnEntry> ln_entry(int64_t rows, int64_t cols, DType dtype, bool scale, bool shift,
+                                  double epsilon) {
   static detail::PrimitiveCache<LnEntry> cache;
-  return cache.get(str_cat(rows, ',', cols, ',', scale, shift, ',', epsilon), [&] {
+  return cache.get(str_cat(rows, ',', cols, ',', dtype_name(dtype), ',', scale, shift, ',', epsilon), [&] {
     auto e = std::make_shared<LnEntry>();
-    e->data_md = detail::plain_desc({rows, cols});
+    e->data_md = detail::plain_desc({rows, cols}, detail::dnnl_type(dtype));
     e->stat_md = detail::plain_desc({rows});
     e->param_md = detail::plain_desc({cols});
     const auto flags = flags_of(scale, shift);
@@ -41,6 +44,20 @@ std::shared_ptr<LnEntry> ln_entry(int64_t rows, int64_t cols, bool scale, bool s
         dnnl::layer_normalization_backward::primitive_desc(bd, detail::cpu_engine(), fpd));
     return e;
   });
+}
+
+// Statistics (and, for 16-bit data, gamma/beta and their gradients) are float32 unless x is float64.
+DType stat_dtype(const Tensor& x) { return x.dtype() == DType::FLOAT64 ? DType::FLOAT64 : DType::FLOAT32; }
+
+// bfloat16 runs on oneDNN where the CPU has bf16 primitives; other 16-bit cases go through float32.
+bool via_float32(const Tensor& x) { return is_low_precision(x.dtype()) && !dnnl_supports(x.dtype(), "layer_norm"); }
+
+void check_params(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (!is_low_precision(x.dtype())) return;
+  for (const Tensor* t : {&weight, &bias}) {
+    CREW_CHECK_T(DTypeError, !t->defined() || t->dtype() == DType::FLOAT32, "layer_norm (", dtype_name(x.dtype()),
+                 " input): weight and bias must be float32, got ", dtype_name(t->dtype()));
+  }
 }
 
 using Row = math::LayerNormRow<double>;
@@ -66,8 +83,8 @@ const double* data_or_null(const Tensor& t) { return t.defined() ? t.data<double
 Tensor layer_norm_forward_into(const Tensor& x, int64_t rows, int64_t cols, const Tensor& weight,
                                const Tensor& bias, double epsilon, LayerNormStats& stats) {
   Tensor y = Tensor::uninitialized(x.shape(), x.dtype());
-  stats.mean = Tensor::uninitialized({rows}, x.dtype());
-  stats.variance = Tensor::uninitialized({rows}, x.dtype());
+  stats.mean = Tensor::uninitialized({rows}, stat_dtype(x));
+  stats.variance = Tensor::uninitialized({rows}, stat_dtype(x));
   if (rows == 0 || cols == 0) return y;
   if (x.dtype() == DType::FLOAT64) {
     forward_rows(x.data<double>(), y.data<double>(), data_or_null(weight), data_or_null(bias), rows, cols,
@@ -75,7 +92,7 @@ Tensor layer_norm_forward_into(const Tensor& x, int64_t rows, int64_t cols, cons
     return y;
   }
   try {
-    auto e = ln_entry(rows, cols, weight.defined(), bias.defined(), epsilon);
+    auto e = ln_entry(rows, cols, x.dtype(), weight.defined(), bias.defined(), epsilon);
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, detail::as_memory(x, e->data_md)},
         {DNNL_ARG_DST, detail::as_memory(y, e->data_md)},
@@ -95,9 +112,9 @@ LayerNormGrads layer_norm_backward_grads(const Tensor& grad_y, const Tensor& x, 
                                          const LayerNormStats& stats) {
   LayerNormGrads out;
   out.x = Tensor::uninitialized(x.shape(), x.dtype());
-  if (weight.defined()) out.weight = Tensor::zeros({cols}, x.dtype());
+  if (weight.defined()) out.weight = Tensor::zeros({cols}, stat_dtype(x));
   const bool has_bias = bias.defined();
-  if (has_bias) out.bias = Tensor::zeros({cols}, x.dtype());
+  if (has_bias) out.bias = Tensor::zeros({cols}, stat_dtype(x));
   if (rows == 0 || cols == 0) return out;
   if (x.dtype() == DType::FLOAT64) {
     backward_rows(grad_y.data<double>(), x.data<double>(), data_or_null(weight), rows, cols, epsilon,
@@ -107,7 +124,7 @@ LayerNormGrads layer_norm_backward_grads(const Tensor& grad_y, const Tensor& x, 
     return out;
   }
   try {
-    auto e = ln_entry(rows, cols, weight.defined(), has_bias, epsilon);
+    auto e = ln_entry(rows, cols, x.dtype(), weight.defined(), has_bias, epsilon);
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, detail::as_memory(x, e->data_md)},
         {DNNL_ARG_DIFF_DST, detail::as_memory(grad_y, e->data_md)},
@@ -132,7 +149,12 @@ LayerNormGrads layer_norm_backward_grads(const Tensor& grad_y, const Tensor& x, 
 std::tuple<Tensor, Tensor, Tensor> layer_norm_forward_cpu(const Tensor& x, int64_t rows, int64_t cols,
                                                           const Tensor& weight, const Tensor& bias,
                                                           double epsilon) {
+  check_params(x, weight, bias);
   LayerNormStats stats;
+  if (via_float32(x)) {
+    Tensor y = layer_norm_forward_into(to_float32(x), rows, cols, weight, bias, epsilon, stats);
+    return {y.to(x.dtype()), stats.mean, stats.variance};
+  }
   Tensor y = layer_norm_forward_into(x, rows, cols, weight, bias, epsilon, stats);
   return {y, stats.mean, stats.variance};
 }
@@ -141,6 +163,14 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(const Tensor& grad_y,
                                                            int64_t rows, int64_t cols, const Tensor& weight,
                                                            const Tensor& bias, double epsilon,
                                                            const Tensor& mean, const Tensor& variance) {
+  check_params(x, weight, bias);
+  CREW_CHECK_T(DTypeError, grad_y.dtype() == x.dtype(), "layer_norm backward: grad dtype ",
+               dtype_name(grad_y.dtype()), " differs from input dtype ", dtype_name(x.dtype()));
+  if (via_float32(x)) {
+    LayerNormGrads g = layer_norm_backward_grads(to_float32(grad_y), to_float32(x), rows, cols, weight, bias,
+                                                 epsilon, {mean, variance});
+    return {g.x.to(x.dtype()), g.weight, g.bias};
+  }
   LayerNormGrads g =
       layer_norm_backward_grads(grad_y, x, rows, cols, weight, bias, epsilon, {mean, variance});
   return {g.x, g.weight, g.bias};
