@@ -61,7 +61,8 @@ Tensor new_in(const Tensor& like, const DnnlLayout* layout);
 // when t is its storage's one whole tensor, owned host memory, row-major, and not saved for a
 // live backward; returns whether t is in `wanted` now. Elementwise math over such bytes is
 // the row-major math permuted; every row-major reader still gets row-major data (converted
-// back in place), and the next kernel that wants the layout adopts it again.
+// back in place), and the next kernel that wants the layout adopts it again. Like any in-place
+// op on a tensor, not for a tensor another thread reads meanwhile (a forward pass's weights).
 bool adopt_layout(const Tensor& t, const dnnl::memory::desc& wanted);
 // Whether `layout` holds exactly the row-major bytes' count (no padding).
 bool padding_free(const DnnlLayout& layout);
