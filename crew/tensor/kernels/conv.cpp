@@ -318,10 +318,10 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward_cpu(const Tensor& grad_y, con
     CREW_CHECK(x.shape() == x_shape, "conv2d backward: input ", shape_str(x.shape()), " does not match ",
                shape_str(x_shape));
     if (into) check_dtype(into_weight, dtype, "conv2d backward", "grad_weight");
-    r.grad_weight = into ? into_weight : Tensor::uninitialized(weight.shape(), dtype);
+    r.grad_weight = into_weight;  // else made by the weight pass below, in the layout it writes
     r.grad_bias = into ? into_bias : needs.bias ? Tensor::uninitialized({weight.size(0)}, dtype) : Tensor();
   }
-  const Shape& w_shape = needs.weights ? r.grad_weight.shape() : weight.shape();
+  const Shape& w_shape = needs.weights && into ? into_weight.shape() : weight.shape();
   const ConvGeometry g = geometry(x_shape, w_shape, p, dtype);
   CREW_CHECK(grad_y.shape() == conv2d_output_shape(x_shape, w_shape, p),
              "conv2d backward: grad_output shape ", shape_str(grad_y.shape()), " does not match the output");
@@ -339,7 +339,10 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward_cpu(const Tensor& grad_y, con
       const detail::DnnlLayout* wl = detail::dnnl_layout_of(weight);
       const bool blocked_grad =
           !into && wl != nullptr && ew->diff_weights.needed && wl->desc() == ew->diff_weights.wanted;
-      if (blocked_grad) r.grad_weight = detail::output_tensor(ew->diff_weights, weight.shape());
+      if (!into) {
+        r.grad_weight = blocked_grad ? detail::output_tensor(ew->diff_weights, weight.shape())
+                                     : Tensor::uninitialized(weight.shape(), dtype);
+      }
       dnnl::memory dw = blocked_grad ? detail::output_memory(ew->diff_weights, r.grad_weight)
                                      : detail::bridge_output_buffer(ew->diff_weights, r.grad_weight);
       std::unordered_map<int, dnnl::memory> args{

@@ -106,16 +106,16 @@ bool adopt_layout(const Tensor& t, const dnnl::memory::desc& wanted) {
   if (!t.defined()) return false;
   const DnnlLayout* current = dnnl_layout_of(t);
   if (current != nullptr) return current->desc() == wanted;
-  if (wanted == plain_desc(wanted.dims(), wanted.data_type())) return false;
-  auto layout = dnnl_layout(wanted);
+  const dnnl::memory::desc plain = plain_desc(wanted.dims(), wanted.data_type());
+  if (wanted == plain || wanted.get_size() != plain.get_size()) return false;  // row-major, or padded
   TensorImpl* impl = t.impl();
   const std::shared_ptr<Storage>& s = impl->storage;
-  const bool whole = impl->offset == 0 && s.use_count() == 1 && s->bytes() == layout->plain_bytes();
-  if (!padding_free(*layout) || to_dims(t.shape()) != wanted.dims() ||
-      t.dtype() != crew_dtype(wanted.data_type()) || !whole || !s->owns_memory() ||
-      s->place().type != DeviceType::CPU || s->saved_for_backward() != 0) {
+  const bool whole = impl->offset == 0 && s.use_count() == 1 && s->bytes() == plain.get_size();
+  if (to_dims(t.shape()) != wanted.dims() || t.dtype() != crew_dtype(wanted.data_type()) || !whole ||
+      !s->owns_memory() || s->place().type != DeviceType::CPU || s->saved_for_backward() != 0) {
     return false;
   }
+  auto layout = dnnl_layout(wanted);
   // Reordered through a temporary and copied back: the storage keeps its memory (no second
   // resident copy of every parameter left behind in the heap), its version and its users.
   const Tensor blocked = layout->from_plain(t);
