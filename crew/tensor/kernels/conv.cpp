@@ -95,7 +95,7 @@ std::shared_ptr<ForwardEntry> build_forward(const ConvGeometry& g, bool with_bia
       dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
       wanted_desc(g.src, Pass::FORWARD, g.src[1], g.dt), weights_any(g.weights, g.dt), bias_md,
       wanted_desc(g.dst, Pass::FORWARD, g.src[1], g.dt), g.strides, g.dilates, g.pad_l, g.pad_r);
-  e->pd = dnnl::convolution_forward::primitive_desc(d, detail::cpu_engine());
+  e->pd = dnnl::convolution_forward::primitive_desc(d, detail::user_scratchpad(), detail::cpu_engine());
   e->prim = dnnl::convolution_forward(e->pd);
   e->src = LayoutBridge(detail::plain_desc(g.src, g.dt), e->pd.src_desc());
   e->weights = LayoutBridge(detail::plain_desc(g.weights, g.dt), e->pd.weights_desc());
@@ -141,7 +141,8 @@ std::shared_ptr<BackwardDataEntry> bwd_data_entry(const ConvGeometry& g) {
         dnnl::algorithm::convolution_direct, wanted_desc(g.src, Pass::BACKWARD_DATA, g.src[1], g.dt),
         weights_any(g.weights, g.dt), wanted_desc(g.dst, Pass::BACKWARD_DATA, g.src[1], g.dt), g.strides,
         g.dilates, g.pad_l, g.pad_r);
-    dnnl::convolution_backward_data::primitive_desc pd(d, detail::cpu_engine(), fwd->pd);
+    dnnl::convolution_backward_data::primitive_desc pd(d, detail::user_scratchpad(), detail::cpu_engine(),
+                                                       fwd->pd);
     b->prim = dnnl::convolution_backward_data(pd);
     b->diff_src = LayoutBridge(detail::plain_desc(g.src, g.dt), pd.diff_src_desc());
     b->weights = LayoutBridge(detail::plain_desc(g.weights, g.dt), pd.weights_desc());
@@ -159,7 +160,8 @@ std::shared_ptr<BackwardWeightsEntry> bwd_weights_entry(const ConvGeometry& g, b
         dnnl::algorithm::convolution_direct, wanted_desc(g.src, Pass::BACKWARD_WEIGHTS, g.src[1], g.dt),
         weights_any(g.weights, g.dt), bias_md, wanted_desc(g.dst, Pass::BACKWARD_WEIGHTS, g.src[1], g.dt),
         g.strides, g.dilates, g.pad_l, g.pad_r);
-    dnnl::convolution_backward_weights::primitive_desc pd(d, detail::cpu_engine(), fwd->pd);
+    dnnl::convolution_backward_weights::primitive_desc pd(d, detail::user_scratchpad(), detail::cpu_engine(),
+                                                          fwd->pd);
     b->prim = dnnl::convolution_backward_weights(pd);
     b->src = LayoutBridge(detail::plain_desc(g.src, g.dt), pd.src_desc());
     b->diff_weights = LayoutBridge(detail::plain_desc(g.weights, g.dt), pd.diff_weights_desc());
@@ -249,7 +251,7 @@ Tensor conv2d_forward_cpu(const Tensor& x, const Tensor& weight, const Tensor& b
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, detail::output_memory(e->dst, y)}};
     if (with_bias) args.emplace(DNNL_ARG_BIAS, detail::as_memory(bias, detail::plain_desc(g.bias, g.dt)));
-    e->prim.execute(detail::cpu_stream(), args);
+    detail::execute(e->prim, std::move(args));
     if (saved != nullptr) {
       auto keep = std::make_shared<Conv2dSaved>();
       // Only a reordered copy is worth keeping (x itself is kept by the caller anyway).
@@ -349,7 +351,7 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward_cpu(const Tensor& grad_y, con
           {DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dd_w}, {DNNL_ARG_DIFF_WEIGHTS, dw}};
       if (with_bias)
         args.emplace(DNNL_ARG_DIFF_BIAS, detail::as_memory(r.grad_bias, detail::plain_desc(g.bias, g.dt)));
-      ew->prim.execute(detail::cpu_stream(), args);
+      detail::execute(ew->prim, std::move(args));
       if (!blocked_grad) detail::bridge_output(ew->diff_weights, dw, r.grad_weight);
     }
     if (needs.data) {
@@ -358,10 +360,9 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward_cpu(const Tensor& grad_y, con
       dnnl::memory dd = share ? dd_w : detail::input_memory(ed->diff_dst, grad_y);
       dnnl::memory w = detail::input_memory(ed->weights, weight);
       r.grad_x = detail::output_tensor(ed->diff_src, x_shape);  // in the layout the primitive writes
-      ed->prim.execute(detail::cpu_stream(),
-                       {{DNNL_ARG_DIFF_DST, dd},
-                        {DNNL_ARG_WEIGHTS, w},
-                        {DNNL_ARG_DIFF_SRC, detail::output_memory(ed->diff_src, r.grad_x)}});
+      detail::execute(ed->prim, {{DNNL_ARG_DIFF_DST, dd},
+                                 {DNNL_ARG_WEIGHTS, w},
+                                 {DNNL_ARG_DIFF_SRC, detail::output_memory(ed->diff_src, r.grad_x)}});
     }
   } catch (const dnnl::error& err) {
     detail::rethrow_dnnl("conv2d backward", err);

@@ -89,6 +89,25 @@ void bridge_output(const LayoutBridge& b, const dnnl::memory& buffer, const Tens
   b.to_plain.execute(cpu_stream(), src, dst);
 }
 
+dnnl::primitive_attr user_scratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> args) {
+  const dnnl_memory_desc_t* md = dnnl_primitive_desc_query_md(prim.get_primitive_desc(), dnnl_query_scratchpad_md, 0);
+  Tensor scratch;  // lives until the primitive has run (the stream is in-order and synchronous)
+  if (md != nullptr) {
+    const dnnl::memory::desc desc(*md);
+    if (desc.get_size() > 0) {
+      scratch = Tensor::uninitialized({static_cast<int64_t>(desc.get_size())}, DType::UINT8);
+      args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(desc, cpu_engine(), scratch.raw_data()));
+    }
+  }
+  prim.execute(cpu_stream(), args);
+}
+
 void rethrow_dnnl(const char* op, const dnnl::error& e) {
   if (e.status == dnnl_unimplemented || e.status == dnnl_invalid_arguments) {
     CREW_THROW(ValueError, op, ": oneDNN rejected the configuration: ", e.what());

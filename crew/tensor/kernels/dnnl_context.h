@@ -72,6 +72,15 @@ dnnl::memory bridge_output_buffer(const LayoutBridge& b, const Tensor& t);
 // Copies the scratch buffer back into t (no-op when no reorder is needed).
 void bridge_output(const LayoutBridge& b, const dnnl::memory& buffer, const Tensor& t);
 
+// Scratchpads. By default each oneDNN primitive allocates its own scratchpad when it is built
+// and holds it while cached (a bf16 weight-gradient primitive: a float32 copy of its weights),
+// so cached primitives together hold many times what one execution needs. Primitives built
+// with user_scratchpad() instead get one per execution from execute(): freed heap memory the
+// next primitive reuses.
+dnnl::primitive_attr user_scratchpad();
+// Runs prim on the thread's stream with args, adding the scratchpad its descriptor asks for.
+void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> args);
+
 // Throws crew::InternalError/ValueError with the op name for a dnnl::error.
 [[noreturn]] void rethrow_dnnl(const char* op, const dnnl::error& e);
 
