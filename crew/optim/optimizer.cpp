@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "crew/core/check.h"
+#include "crew/tensor/kernels/fill_cast.h"
 
 namespace crew::optim {
 namespace {
@@ -60,13 +61,32 @@ DType Optimizer::state_dtype(size_t index) const {
   return is_low_precision(d) ? DType::FLOAT32 : d;
 }
 
-Tensor Optimizer::update_target(size_t index) {
+Tensor Optimizer::update_target(size_t index, const Tensor& grad_buffer) {
   const Tensor& p = params_[index];
   if (!is_low_precision(p.dtype())) return p;
   Tensor& master = master_weights_[index];
   if (!master.defined() || !multi_precision_) master = p.to(DType::FLOAT32);
-  master.set_grad(p.grad().defined() ? p.grad().to(DType::FLOAT32) : Tensor());
+  Tensor g;
+  if (p.grad().defined() && grad_buffer.defined() && grad_buffer.place() == p.place()) {
+    g = grad_buffer.slice(0, p.numel()).view(p.shape());
+    kernels::cast_kernel.get(p.place().type)(p.grad(), g);
+  } else if (p.grad().defined()) {
+    g = p.grad().to(DType::FLOAT32);
+  }
+  master.set_grad(g);
   return master;
+}
+
+Tensor Optimizer::float_grad_buffer() const {
+  int64_t n = 0;
+  Place place = CPUPlace();
+  for (const Tensor& p : params_) {
+    if (is_low_precision(p.dtype()) && p.grad().defined() && p.numel() > n) {
+      n = p.numel();
+      place = p.place();
+    }
+  }
+  return n > 0 ? Tensor::uninitialized({n}, DType::FLOAT32, place) : Tensor();
 }
 
 void Optimizer::check_lr(double lr) const {
@@ -106,13 +126,14 @@ void Optimizer::step() {
   // Without clipping each float32 gradient copy is made just before its update and freed after
   // it, so at most one lives beside the 16-bit gradients (not a float32 copy of all of them).
   std::vector<Tensor> targets(params_.size());
+  const Tensor grad_buffer = grad_clip_ ? Tensor() : float_grad_buffer();
   if (grad_clip_) {
-    for (size_t i = 0; i < params_.size(); ++i) targets[i] = update_target(i);
+    for (size_t i = 0; i < params_.size(); ++i) targets[i] = update_target(i, Tensor());
     (*grad_clip_)(targets);
   }
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor& p = params_[i];
-    if (!grad_clip_) targets[i] = update_target(i);
+    if (!grad_clip_) targets[i] = update_target(i, grad_buffer);
     Tensor& t = targets[i];
     Tensor g = t.grad();
     if (!g.defined()) continue;
@@ -125,7 +146,8 @@ void Optimizer::step() {
       p.bump_version();  // a graph that saved p before the step must not run backward on it
     } else {
       t.set_grad(Tensor());
-      p.copy_(t.to(p.dtype()));  // rounded once; copy_ bumps the version
+      kernels::cast_kernel.get(p.place().type)(t, p);  // rounded once, straight into p
+      p.bump_version();
     }
     targets[i] = Tensor();
   }

@@ -125,8 +125,12 @@ class Optimizer {
   // The dtype the update runs in for parameter `index`: float32 for 16-bit parameters.
   DType state_dtype(size_t index) const;
   // What step() updates for parameter `index`: the parameter, or its float32 master weight
-  // carrying the gradient converted to float32.
-  Tensor update_target(size_t index);
+  // carrying the gradient converted to float32 (into grad_buffer when that is defined and on
+  // the parameter's place, else into a new tensor).
+  Tensor update_target(size_t index, const Tensor& grad_buffer);
+  // One float32 buffer for the largest 16-bit parameter's gradient, which every 16-bit
+  // parameter's float32 gradient uses in turn; undefined when there is none.
+  Tensor float_grad_buffer() const;
   size_t check_master_entry(const std::string& key, const Tensor& t) const;
 
   std::string name_;
