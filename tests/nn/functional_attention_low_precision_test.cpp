@@ -6,14 +6,13 @@
 // kernels: the float32 fallback).
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <string>
 
 #include "crew/autograd/ops.h"
 #include "crew/nn/functional.h"
 #include "crew/tensor/kernels/attention.h"
 #include "crew/tensor/random.h"
+#include "tests/testing/low_precision.h"
 
 namespace crew {
 
@@ -25,27 +24,12 @@ namespace {
 
 namespace F = nn::functional;
 
-// got (of `dtype`) against the float32 want, within the format's tolerance relative to want's
-// largest magnitude.
+// got (of `dtype`) against the float32 want, within the format's tolerance.
 void expect_close(const Tensor& got, const Tensor& want, DType dtype, const std::string& what) {
-  ASSERT_TRUE(got.defined()) << what;
-  ASSERT_EQ(got.dtype(), dtype) << what;
-  ASSERT_EQ(got.shape(), want.shape()) << what;
-  const auto g = got.to_vector<double>(), w = want.to_vector<double>();
-  double scale = 1e-6;
-  for (double v : w) scale = std::max(scale, std::fabs(v));
-  const double tol = dtype == DType::BFLOAT16 ? 2e-2 : 4e-3;
-  for (size_t i = 0; i < g.size(); ++i) ASSERT_NEAR(g[i], w[i], tol * scale) << what << " element " << i;
+  testing::expect_close_to_float32(got, want, dtype, dtype == DType::BFLOAT16 ? 2e-2 : 4e-3, what);
 }
 
-// A leaf of `dtype` and its float32 twin holding the same values, both requiring grad.
-std::pair<Tensor, Tensor> leaves(const Shape& shape, DType dtype, Generator* gen) {
-  Tensor low = uniform(shape, -1, 1, DType::FLOAT32, gen).to(dtype);
-  Tensor f32 = low.to(DType::FLOAT32);
-  low.set_stop_gradient(false);
-  f32.set_stop_gradient(false);
-  return {low, f32};
-}
+using testing::low_precision_leaves;
 
 class AttentionLowPrecision : public ::testing::TestWithParam<DType> {};
 
@@ -53,9 +37,9 @@ class AttentionLowPrecision : public ::testing::TestWithParam<DType> {};
 void check_plain(DType dt, int64_t tq, int64_t tk, bool causal, uint64_t seed) {
   const std::string what = str_cat("T_q ", tq, " T_k ", tk, causal ? " causal " : " ");
   Generator gen(seed);
-  auto [q, q32] = leaves({2, tq, 2, 8}, dt, &gen);
-  auto [k, k32] = leaves({2, tk, 2, 8}, dt, &gen);
-  auto [v, v32] = leaves({2, tk, 2, 8}, dt, &gen);
+  auto [q, q32] = low_precision_leaves({2, tq, 2, 8}, dt, &gen);
+  auto [k, k32] = low_precision_leaves({2, tk, 2, 8}, dt, &gen);
+  auto [v, v32] = low_precision_leaves({2, tk, 2, 8}, dt, &gen);
   const Tensor proj = uniform({2, tq, 2, 8}, -1, 1, DType::FLOAT32, &gen).to(dt);
   const Tensor y = F::scaled_dot_product_attention(q, k, v, causal);
   const Tensor y32 = F::scaled_dot_product_attention(q32, k32, v32, causal);
@@ -80,7 +64,7 @@ TEST_P(AttentionLowPrecision, PackedMatchesFloat32) {
   for (auto [t, causal] : {std::pair<int64_t, bool>{5, false}, {7, true}, {150, true}}) {
     const std::string what = str_cat("T ", t, causal ? " causal " : " ");
     Generator gen(10 + t);
-    auto [qkv, qkv32] = leaves({b, t, 3 * h * d}, dt, &gen);
+    auto [qkv, qkv32] = low_precision_leaves({b, t, 3 * h * d}, dt, &gen);
     const Tensor proj = uniform({b, t, h * d}, -1, 1, DType::FLOAT32, &gen).to(dt);
     const Tensor y = F::packed_qkv_attention(qkv, h, causal);
     const Tensor y32 = F::packed_qkv_attention(qkv32, h, causal);
