@@ -15,7 +15,7 @@ thread_local AutocastOptions t_state = autocast_off();
 // under autocast, whatever the lists say, rather than raising a DTypeError.
 const std::set<std::string>& float32_only_ops() {
   static const std::set<std::string> ops = {
-      "dropout", "embedding", "scaled_dot_product_attention", "packed_qkv_attention",
+      "dropout", "embedding",
       "mse_loss", "exp", "log", "pow", "resample2d", "local_response_norm", "elu", "selu", "swish", "mish",
       "hardsigmoid", "hardtanh", "softsign", "tanhshrink",
       // the tensor math of ops_math.h

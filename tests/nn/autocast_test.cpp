@@ -281,6 +281,38 @@ TEST(Autocast, O2RunsGrayOpsInTheLowDtype) {
   EXPECT_EQ(add(uniform({2, 2}, -1, 1), uniform({2, 2}, -1, 1)).dtype(), DType::BFLOAT16);
 }
 
+// Attention is on neither list: O1 keeps its operands' dtype (float32 where they mix), as
+// PyTorch's autocast runs attention in the input dtype; O2 runs it in the low dtype, so the
+// bfloat16 qkv of an O2 Linear stays bfloat16, and so does its gradient.
+TEST(Autocast, AttentionKeepsTheOperandsDtypeAtO1AndRunsLowAtO2) {
+  constexpr DType kBf16 = DType::BFLOAT16;
+  const Tensor x = uniform({2, 5, 8}, -1, 1);
+  const Tensor q32 = uniform({2, 5, 2, 4}, -1, 1), q16 = q32.to(kBf16);
+  {
+    AutocastGuard guard(bf16(AmpLevel::O2));
+    Tensor qkv = F::linear(x, param({8, 3 * 8}), Tensor());
+    ASSERT_EQ(qkv.dtype(), kBf16);
+    EXPECT_EQ(F::packed_qkv_attention(qkv, 2, true).dtype(), kBf16);
+    EXPECT_EQ(F::scaled_dot_product_attention(q32, q32, q32).dtype(), kBf16);  // float32 operands cast
+  }
+  Tensor leaf = uniform({2, 5, 3 * 8}, -1, 1).to(kBf16).set_stop_gradient(false);
+  Tensor y;
+  {
+    AutocastGuard guard(bf16(AmpLevel::O2));
+    y = F::packed_qkv_attention(leaf, 2, true);
+  }
+  ASSERT_EQ(y.dtype(), kBf16);
+  y.backward(Tensor::ones(y.shape(), kBf16));
+  ASSERT_TRUE(leaf.grad().defined());
+  EXPECT_EQ(leaf.grad().dtype(), kBf16);
+
+  AutocastGuard guard(bf16(AmpLevel::O1));
+  EXPECT_EQ(F::scaled_dot_product_attention(q16, q16, q16, true).dtype(), kBf16);
+  EXPECT_EQ(F::packed_qkv_attention(leaf, 2).dtype(), kBf16);
+  EXPECT_EQ(F::scaled_dot_product_attention(q32, q32, q32).dtype(), DType::FLOAT32);
+  EXPECT_EQ(F::scaled_dot_product_attention(q32, q16, q16).dtype(), DType::FLOAT32);
+}
+
 TEST(Autocast, GuardsNestRestoreAndArePerThread) {
   EXPECT_FALSE(amp::autocast_enabled());
   {

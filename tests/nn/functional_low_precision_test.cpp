@@ -10,6 +10,7 @@
 #include "crew/autograd/ops_cast.h"
 #include "crew/nn/functional.h"
 #include "crew/tensor/random.h"
+#include "tests/testing/low_precision.h"
 
 namespace crew {
 
@@ -21,23 +22,12 @@ namespace {
 namespace F = nn::functional;
 
 void expect_close(const Tensor& got, const Tensor& want, DType dtype, const std::string& what) {
-  ASSERT_TRUE(got.defined()) << what;
-  ASSERT_EQ(got.dtype(), dtype) << what;
-  ASSERT_EQ(got.shape(), want.shape()) << what;
-  const auto g = got.to_vector<double>(), w = want.to_vector<double>();
-  double scale = 1e-6;
-  for (double v : w) scale = std::max(scale, std::fabs(v));
-  const double tol = dtype == DType::BFLOAT16 ? 2e-2 : 4e-3;
-  for (size_t i = 0; i < g.size(); ++i) ASSERT_NEAR(g[i], w[i], tol * scale) << what << " element " << i;
+  testing::expect_close_to_float32(got, want, dtype, dtype == DType::BFLOAT16 ? 2e-2 : 4e-3, what);
 }
 
 // A leaf of `dtype` and its float32 twin holding the same values, both requiring grad.
 std::pair<Tensor, Tensor> leaves(const Shape& shape, DType dtype, Generator* gen) {
-  Tensor low = uniform(shape, -1, 1, DType::FLOAT32, gen).to(dtype);
-  Tensor f32 = low.to(DType::FLOAT32);
-  low.set_stop_gradient(false);
-  f32.set_stop_gradient(false);
-  return {low, f32};
+  return testing::low_precision_leaves(shape, dtype, gen);
 }
 
 class LowPrecisionGrad : public ::testing::TestWithParam<DType> {};

@@ -49,6 +49,21 @@ def test_white_list_ops_run_low_and_black_list_ops_float32(dtype):
     assert name(lin(crew.flatten(p.astype("float32"), 1))) == "float32"  # off again outside
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_attention_keeps_its_operands_dtype_at_o1_and_runs_low_at_o2(dtype):
+    q = t(np.random.default_rng(5).random((2, 5, 2, 4)) - 0.5)
+    q16 = q.astype(dtype)
+    with crew.amp.auto_cast(dtype=dtype):
+        assert name(F.scaled_dot_product_attention(q, q, q)) == "float32"
+        out = F.scaled_dot_product_attention(q16, q16, q16, is_causal=True)
+        assert name(out) == dtype
+    with crew.amp.auto_cast(dtype=dtype, level="O2"):
+        assert name(F.scaled_dot_product_attention(q, q, q)) == dtype
+    q32 = q16.astype("float32")
+    ref = F.scaled_dot_product_attention(q32, q32, q32, is_causal=True).numpy()
+    np.testing.assert_allclose(out.astype("float32").numpy(), ref, atol=2e-2 if dtype == "bfloat16" else 4e-3)
+
+
 def test_float32_parameters_get_float32_gradients():
     lin = crew.nn.Linear(6, 3)
     x = t(np.random.default_rng(1).random((4, 6)))

@@ -20,6 +20,7 @@
 #include "crew/tensor/kernels/pool.h"
 #include "crew/tensor/kernels/softmax.h"
 #include "crew/tensor/random.h"
+#include "tests/testing/low_precision.h"
 
 namespace crew {
 
@@ -32,15 +33,7 @@ double tolerance(DType dtype) { return dtype == DType::BFLOAT16 ? 1e-2 : 2e-3; }
 
 // |got - want| <= tol * max|want| elementwise, got of `dtype`, want float32.
 void expect_close(const Tensor& got, const Tensor& want, DType dtype, const std::string& what) {
-  ASSERT_TRUE(got.defined()) << what;
-  ASSERT_EQ(got.dtype(), dtype) << what;
-  ASSERT_EQ(got.shape(), want.shape()) << what;
-  const auto g = got.to_vector<double>(), w = want.to_vector<double>();
-  double scale = 1e-6;
-  for (double v : w) scale = std::max(scale, std::fabs(v));
-  for (size_t i = 0; i < g.size(); ++i) {
-    ASSERT_NEAR(g[i], w[i], tolerance(dtype) * scale) << what << " " << dtype_name(dtype) << " element " << i;
-  }
+  testing::expect_close_to_float32(got, want, dtype, tolerance(dtype), what);
 }
 
 // A random tensor of `dtype`, and the same values in float32 (exactly: the 16-bit values are floats).

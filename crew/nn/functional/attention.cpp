@@ -1,6 +1,6 @@
-// scaled_dot_product_attention and packed_qkv_attention: one autograd node each; float32 on
-// crew/tensor/kernels/attention (oneDNN matmuls over strided views), float64 composed of
-// matmuls on transposed copies.
+// scaled_dot_product_attention and packed_qkv_attention: one autograd node each; float32,
+// bfloat16 and float16 on crew/tensor/kernels/attention (oneDNN matmuls over strided views),
+// float64 composed of matmuls on transposed copies.
 #include "crew/tensor/kernels/attention.h"
 
 #include <cmath>
@@ -12,13 +12,14 @@
 #include "crew/nn/functional.h"
 #include "crew/tensor/kernels/broadcast.h"
 #include "crew/tensor/kernels/gemm.h"
+#include "crew/tensor/kernels/low_precision.h"
 #include "crew/tensor/kernels/softmax_rows.h"
 
 namespace crew::nn::functional {
 namespace {
 
 void check_attention(const Tensor& q, const Tensor& k, const Tensor& v) {
-  kernels::check_floating(q, "scaled_dot_product_attention");
+  kernels::check_floating_or_half(q, "scaled_dot_product_attention");
   CREW_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4,
              "scaled_dot_product_attention: q, k, v must be [B, T, H, D], got ", shape_str(q.shape()), ", ",
              shape_str(k.shape()), ", ", shape_str(v.shape()));
@@ -80,18 +81,18 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   check_attention(q, k, v);
   AttentionSaved s{q.detach(), k.detach(), v.detach(), Tensor(), default_scale(scale, q.size(3))};
   Tensor y;
-  const bool f32 = q.dtype() == DType::FLOAT32;
-  if (f32) {
+  const bool on_kernel = q.dtype() != DType::FLOAT64;  // float32 and 16-bit
+  if (on_kernel) {
     std::tie(y, s.p) = kernels::attention_forward(s.q, s.k, s.v, 0, s.scale, is_causal);
   } else {
     y = forward_f64(s, is_causal);
   }
   if (autograd::should_record({&q, &k, &v})) {
     autograd::record(y, "scaled_dot_product_attention", {q, k, v},
-                     [s, f32, is_causal](const Tensor& g, const std::vector<bool>& needs) {
-                       return f32 ? kernels::attention_backward(s.q, s.k, s.v, s.p, g, 0, s.scale, is_causal,
-                                                                needs)
-                                  : backward_f64(s, g, needs);
+                     [s, on_kernel, is_causal](const Tensor& g, const std::vector<bool>& needs) {
+                       return on_kernel ? kernels::attention_backward(s.q, s.k, s.v, s.p, g, 0, s.scale,
+                                                                      is_causal, needs)
+                                        : backward_f64(s, g, needs);
                      },
                      {q, k, v});
   }
@@ -102,12 +103,12 @@ Tensor packed_qkv_attention(const Tensor& qkv, int64_t num_heads, bool is_causal
   if (auto in = amp::autocast_operands("packed_qkv_attention", qkv)) {
     return packed_qkv_attention((*in)[0], num_heads, is_causal, scale);
   }
-  kernels::check_floating(qkv, "packed_qkv_attention");
+  kernels::check_floating_or_half(qkv, "packed_qkv_attention");
   CREW_CHECK(qkv.dim() == 3 && num_heads > 0 && qkv.size(2) % (3 * num_heads) == 0,
              "packed_qkv_attention: qkv must be [B, T, 3 * H * D] for H = num_heads = ", num_heads, ", got ",
              shape_str(qkv.shape()));
   const int64_t b = qkv.size(0), t = qkv.size(1), c = qkv.size(2) / 3, d = c / num_heads;
-  if (qkv.dtype() != DType::FLOAT32) {  // float64: the composition (its own graph)
+  if (qkv.dtype() == DType::FLOAT64) {  // float64: the composition (its own graph)
     std::vector<Tensor> parts = split(qkv, 3, -1);
     const Shape hs = {b, t, num_heads, d};
     return reshape(scaled_dot_product_attention(reshape(parts[0], hs), reshape(parts[1], hs),

@@ -25,15 +25,18 @@ void linear_f32(int64_t m, int64_t k, int64_t n, const float* x, const float* w,
 void linear_dnnl(int64_t m, int64_t k, int64_t n, const void* x, const void* w, const void* bias, void* y,
                  DType dtype);
 
-// A float32 operand of matmul_views: dims [batch..., rows, cols] with element strides over a
-// buffer, so that e.g. [B, T, H, D] data is read or written as [B, H, T, D] (or transposed)
-// without a copy.
+// An operand of matmul_views: dims [batch..., rows, cols] with element strides over a buffer
+// of `dtype` elements, so that e.g. [B, T, H, D] data is read or written as [B, H, T, D] (or
+// transposed) without a copy.
 struct MatrixView {
-  float* data = nullptr;
+  void* data = nullptr;
   std::vector<int64_t> dims;
   std::vector<int64_t> strides;
+  DType dtype = DType::FLOAT32;
 };
 // c = alpha * a x b on one oneDNN matmul (any strides; batch dims of a and b equal to c's or 1).
+// a and b of one dtype; c float32 or a's dtype (bfloat16/float16 sources accumulate in
+// float32; the caller checks dnnl_supports first).
 void matmul_views(const MatrixView& a, const MatrixView& b, const MatrixView& c, float alpha = 1.0f);
 
 // op(a) x op(b) for a [..., M, K] and b [..., K, N] (each at least 2-d; op = transpose of the

@@ -159,12 +159,14 @@ void matmul_views(const MatrixView& a, const MatrixView& b, const MatrixView& c,
     dnnl::matmul prim;
   };
   static detail::PrimitiveCache<Entry> cache;
+  CREW_INTERNAL_ASSERT(a.dtype == b.dtype, "matmul_views: operands of different dtypes");
   auto md = [](const MatrixView& v) {
-    return dnnl::memory::desc(dnnl::memory::dims(v.dims.begin(), v.dims.end()), dnnl::memory::data_type::f32,
+    return dnnl::memory::desc(dnnl::memory::dims(v.dims.begin(), v.dims.end()), detail::dnnl_type(v.dtype),
                               dnnl::memory::dims(v.strides.begin(), v.strides.end()));
   };
-  const std::string key = str_cat("views", shape_str(a.dims), shape_str(a.strides), shape_str(b.dims),
-                                  shape_str(b.strides), shape_str(c.dims), shape_str(c.strides), alpha);
+  const std::string key =
+      str_cat("views", shape_str(a.dims), shape_str(a.strides), shape_str(b.dims), shape_str(b.strides),
+              shape_str(c.dims), shape_str(c.strides), alpha, dtype_name(a.dtype), dtype_name(c.dtype));
   try {
     auto e = cache.get(key, [&] {
       auto entry = std::make_shared<Entry>();
