@@ -74,7 +74,55 @@ GlooCall GlooCall::from_wire(const int64_t* in) {
 }
 
 namespace {
+
 constexpr uint8_t kPreambleSlotPrefix = 0xF2;  // crew's own (Gloo's algorithms use low prefixes)
+
+// DesyncError naming the first rank whose header in `in` (one message per rank) differs from
+// `mine`.
+void throw_if_desync(const uint8_t* in, size_t message_bytes, int size, int rank, const GlooCall& mine,
+                     const OpInfo& info) {
+  for (int r = 0; r < size; ++r) {
+    if (r == rank) continue;
+    int64_t wire[GlooCall::kWireElems];
+    std::memcpy(wire, in + static_cast<size_t>(r) * message_bytes, kPreambleHeaderBytes);
+    const GlooCall theirs = GlooCall::from_wire(wire);
+    if (theirs == mine) continue;
+    CREW_THROW(DesyncError, info.describe(), ": rank ", r, " issued ", theirs.describe(), " but rank ", rank,
+               " issued ", mine.describe(),
+               " (every rank must issue the same collectives, with the same sizes, dtypes, roots and "
+               "reductions, in the same order)");
+  }
+}
+
+}  // namespace
+
+struct GlooPreamble::Receive {
+  std::unique_ptr<::gloo::transport::UnboundBuffer> buffer;
+  bool posted = false;
+  uint32_t tag = 0;
+};
+
+GlooPreamble::GlooPreamble() = default;
+GlooPreamble::~GlooPreamble() = default;
+
+// Posts buffer `index`'s receives of every peer's message on the preamble slot of `tag`.
+void GlooPreamble::post(const std::shared_ptr<::gloo::Context>& context, int index, uint32_t tag) {
+  const int size = context->size;
+  auto& r = receives_[index];
+  CREW_INTERNAL_ASSERT(!r || !r->posted, "gloo preamble: buffer ", index, " still has receives posted");
+  if (!r) {
+    r = std::make_unique<Receive>();
+    in_[index].resize(out_.size());
+    r->buffer = context->createUnboundBuffer(in_[index].data(), in_[index].size() * sizeof(uint64_t));
+  }
+  const uint64_t slot = ::gloo::Slot::build(kPreambleSlotPrefix, tag);
+  for (int peer = 0; peer < size; ++peer) {
+    // Posted at full size: a peer's message never exceeds it, whatever that peer issued.
+    if (peer == context->rank) continue;
+    r->buffer->recv(peer, slot, static_cast<size_t>(peer) * message_bytes_, message_bytes_);
+  }
+  r->posted = true;
+  r->tag = tag;
 }
 
 void GlooPreamble::exchange(const std::shared_ptr<::gloo::Context>& context, const GlooCall& mine,
@@ -84,30 +132,36 @@ void GlooPreamble::exchange(const std::shared_ptr<::gloo::Context>& context, con
   const int size = context->size;
   const int rank = context->rank;
   const size_t data_bytes = preamble_data_bytes(size);
-  message_bytes_ = kPreambleHeaderBytes + data_bytes;
-  const size_t words = static_cast<size_t>(size) * message_bytes_ / sizeof(uint64_t);
-  if (out_.size() < words) {
-    out_.resize(words);
-    in_.resize(words);
+  if (out_.empty()) {  // one group, one size: set once
+    message_bytes_ = kPreambleHeaderBytes + data_bytes;
+    out_.resize(static_cast<size_t>(size) * message_bytes_ / sizeof(uint64_t));
   }
+  // This op's receives were posted by the previous exchange (all but the group's first).
+  const int use = current_ ^ 1;
+  if (receives_[use] && receives_[use]->posted) {
+    CREW_INTERNAL_ASSERT(receives_[use]->tag == tag, "gloo preamble: receives posted for tag ",
+                         receives_[use]->tag, ", the op has tag ", tag);
+  } else {
+    post(context, use, tag);
+  }
+  receives_[use]->posted = false;
+  current_ = use;
+  post(context, use ^ 1, tag + 2);  // the buffer of the previous op, whose receives completed
   auto* out = reinterpret_cast<uint8_t*>(out_.data());
-  auto* in = reinterpret_cast<uint8_t*>(in_.data());
   int64_t header[GlooCall::kWireElems];
   mine.to_wire(header);
-  auto send_buf = context->createUnboundBuffer(out, words * sizeof(uint64_t));
-  auto recv_buf = context->createUnboundBuffer(in, words * sizeof(uint64_t));
+  auto send_buf = context->createUnboundBuffer(out, out_.size() * sizeof(uint64_t));
   const uint64_t slot = ::gloo::Slot::build(kPreambleSlotPrefix, tag);
   for (int peer = 0; peer < size; ++peer) {
     if (peer == rank) continue;
     const size_t at = static_cast<size_t>(peer) * message_bytes_;
-    // Posted at full size: a peer's message never exceeds it, whatever that peer issued.
-    recv_buf->recv(peer, slot, at, message_bytes_);
     const PreambleData data = data_for ? data_for(peer) : PreambleData{};
     CREW_INTERNAL_ASSERT(data.bytes <= data_bytes, "gloo preamble: ", data.bytes, " bytes of data");
     std::memcpy(out + at, header, kPreambleHeaderBytes);
     if (data.bytes > 0) std::memcpy(out + at + kPreambleHeaderBytes, data.data, data.bytes);
     send_buf->send(peer, slot, at, kPreambleHeaderBytes + data.bytes);
   }
+  auto& recv_buf = receives_[current_]->buffer;
   for (int i = 0; i < size - 1; ++i) {
     if (!recv_buf->waitRecv(timeout))
       CREW_THROW(CommError, info.describe(), ": preamble receive was aborted");
@@ -115,17 +169,8 @@ void GlooPreamble::exchange(const std::shared_ptr<::gloo::Context>& context, con
   for (int i = 0; i < size - 1; ++i) {
     if (!send_buf->waitSend(timeout)) CREW_THROW(CommError, info.describe(), ": preamble send was aborted");
   }
-  for (int r = 0; r < size; ++r) {
-    if (r == rank) continue;
-    int64_t wire[GlooCall::kWireElems];
-    std::memcpy(wire, in + static_cast<size_t>(r) * message_bytes_, kPreambleHeaderBytes);
-    const GlooCall theirs = GlooCall::from_wire(wire);
-    if (theirs == mine) continue;
-    CREW_THROW(DesyncError, info.describe(), ": rank ", r, " issued ", theirs.describe(), " but rank ", rank,
-               " issued ", mine.describe(),
-               " (every rank must issue the same collectives, with the same sizes, dtypes, roots and "
-               "reductions, in the same order)");
-  }
+  throw_if_desync(reinterpret_cast<const uint8_t*>(in_[current_].data()), message_bytes_, size, rank, mine,
+                  info);
 }
 
 }  // namespace crew::dist::detail

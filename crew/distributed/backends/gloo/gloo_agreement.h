@@ -80,9 +80,20 @@ struct PreambleData {
 using PreambleDataFn = std::function<PreambleData(int peer)>;
 
 // The preamble exchange of a group, with buffers reused from op to op (a group runs one op at
-// a time).
+// a time). Each exchange also posts the receives of the next collective's preamble (its tag is
+// this one's + 2: every collective takes two consecutive tags) into a second buffer, and Gloo
+// tells the peers at once. Gloo sends a message straight from the sender's thread only when
+// the receiver's receive is already known there; otherwise the sender announces it, waits
+// for the receiver's announcement and sends from its event loop: a round trip more per op.
+// Posted one op ahead, the announcement travels before this op's data on the same connection,
+// so it is there when the next op sends.
 class GlooPreamble {
  public:
+  GlooPreamble();
+  ~GlooPreamble();
+  GlooPreamble(const GlooPreamble&) = delete;
+  GlooPreamble& operator=(const GlooPreamble&) = delete;
+
   // Sends [header | data_for(peer)] (header only when data_for is null) to every peer on Gloo
   // slot (prefix 0xF2, tag) and receives every peer's message, within `timeout`. Throws
   // DesyncError naming the first rank whose call differs from `mine`, and both calls.
@@ -90,14 +101,19 @@ class GlooPreamble {
                 std::chrono::milliseconds timeout, const OpInfo& info, const PreambleDataFn& data_for);
   // The data rank `peer` sent this rank in the last exchange (8-byte aligned).
   const uint8_t* data_from(int peer) const {
-    return reinterpret_cast<const uint8_t*>(in_.data()) + static_cast<size_t>(peer) * message_bytes_ +
+    return reinterpret_cast<const uint8_t*>(in_[current_].data()) + static_cast<size_t>(peer) * message_bytes_ +
            kPreambleHeaderBytes;
   }
 
  private:
+  struct Receive;  // one receive buffer: its memory, Gloo's buffer over it, the slot posted on
+  void post(const std::shared_ptr<::gloo::Context>& context, int index, uint32_t tag);
+
   size_t message_bytes_ = 0;   // header + preamble_data_bytes(size) of the group
   std::vector<uint64_t> out_;  // size * message_bytes_: the message for peer r at r * message_bytes_
-  std::vector<uint64_t> in_;   // the same layout for the messages received
+  std::vector<uint64_t> in_[2];  // the same layout for the messages received, two ops' worth
+  std::unique_ptr<Receive> receives_[2];
+  int current_ = 0;  // the buffer of the last exchange
 };
 
 }  // namespace crew::dist::detail
