@@ -11,9 +11,8 @@
 //   crew launch --nproc_per_node 2 ./collectives_bench           # ranks from the environment
 //   ./collectives_bench --nprocs 4 --hosts 2 --backend hier,gloo  # 2 simulated hosts x 2 ranks
 //
-// Single host: the ranks rendezvous through files in /tmp (keyed by the job id and master
-// port under a launcher).
-#include <sys/stat.h>
+// Forked ranks (--nprocs) rendezvous through files in a fresh /tmp directory; launched ones
+// through the job's store.
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -24,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "crew/core/env.h"
 #include "crew/core/parallel_env.h"
 #include "crew/distributed/backends/gloo/gloo_process_group.h"
 #include "crew/distributed/backends/hier/hier_process_group.h"
@@ -31,6 +31,8 @@
 #include "crew/distributed/collective/object_collectives.h"
 #include "crew/distributed/debug/debug_process_group.h"
 #include "crew/distributed/parallel/parallel.h"
+#include "crew/distributed/store/prefix_store.h"
+#include "crew/distributed/store/tcp_store.h"
 #include "tests/distributed/shm_harness.h"
 #include "tests/testing/store_ptr.h"
 #include "tools/cli_checks.h"
@@ -320,11 +322,22 @@ int main(int argc, char** argv) {
       }
       return failed == 0 ? 0 : 1;
     }
+    // Launched: the job's own store (crew launch serves it; otherwise rank 0 hosts it), new for
+    // every launch. A file store in a directory named after the job and the store's port kept
+    // the keys of an earlier run that had had the same port, so a rank could read its peer's
+    // old Gloo address and then wait forever (both ranks listening) or be refused.
     const crew::ParallelEnv env = crew::ParallelEnv::from_env();
-    const std::string dir =
-        "/tmp/crew-collectives-bench-" + env.job_id + "-" + std::to_string(env.master_port);
-    ::mkdir(dir.c_str(), 0700);
-    crew::testing::shm::FileStore store(dir);
+    CREW_CHECK(env.has_master(),
+               "collectives_bench: no rendezvous address; run it under crew launch, or "
+               "give --nprocs N");
+    dist::TCPStoreOptions store_options;
+    store_options.port = env.master_port;
+    store_options.is_server = env.rank == 0 && !crew::env::get_bool("CREW_STORE_HOSTED", false);
+    store_options.timeout = store_options.connect_timeout = std::chrono::seconds(opt.timeout_s);
+    store_options.job_token = env.job_token;
+    store_options.insecure = env.insecure_store;
+    auto job_store = std::make_shared<dist::TCPStore>(env.master_addr, store_options);
+    dist::PrefixStore store("collectives_bench/", job_store);
     run_rank(env.rank, env.world_size, store, opt);
     return 0;
   } catch (const std::exception& e) {
