@@ -96,7 +96,8 @@ dnnl::primitive_attr user_scratchpad() {
 }
 
 void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> args) {
-  const dnnl_memory_desc_t* md = dnnl_primitive_desc_query_md(prim.get_primitive_desc(), dnnl_query_scratchpad_md, 0);
+  const dnnl_memory_desc_t* md =
+      dnnl_primitive_desc_query_md(prim.get_primitive_desc(), dnnl_query_scratchpad_md, 0);
   Tensor scratch;  // lives until the primitive has run (the stream is in-order and synchronous)
   if (md != nullptr) {
     const dnnl::memory::desc desc(*md);
