@@ -23,8 +23,16 @@ std::string process_key(int rank) { return str_cat("crew_debug/process/", rank);
 // Whether rank k's process is known to have exited (same host only; see process_liveness.h).
 // `identities` caches what the store holds ("" = not published or not read yet).
 bool rank_gone(Store& store, int k, std::vector<std::string>& identities) {
-  if (identities[k].empty() && store.check({process_key(k)})) identities[k] = store.get_string(process_key(k));
+  if (identities[k].empty() && store.check({process_key(k)}))
+    identities[k] = store.get_string(process_key(k));
   return !identities[k].empty() && process_gone(identities[k]);
+}
+
+// Rank k's answer to `round`, else its final state (it failed or left), else nothing yet.
+std::optional<RankState> read_answer(Store& store, int64_t round, int k) {
+  if (store.check({answer_key(round, k)})) return RankState::decode(store.get_string(answer_key(round, k)));
+  if (store.check({final_key(k)})) return RankState::decode(store.get_string(final_key(k)));
+  return std::nullopt;
 }
 
 std::string join_ranks(const std::vector<int>& ranks) {
@@ -151,15 +159,14 @@ Report gather_report(Store& store, const std::string& group, int rank, int size,
       bool missing = false;
       for (int k = 0; k < size; ++k) {
         if (states[k] || gone[k]) continue;
-        if (store.check({answer_key(round, k)})) {
-          states[k] = RankState::decode(store.get_string(answer_key(round, k)));
-        } else if (store.check({final_key(k)})) {
-          states[k] = RankState::decode(store.get_string(final_key(k)));
-        } else if (rank_gone(store, k, identities)) {
-          gone[k] = true;  // a dead rank never answers: do not wait out `wait` for it
-        } else {
-          missing = true;
+        states[k] = read_answer(store, round, k);
+        // A rank may publish its final state and exit between the reads above and this check:
+        // once it is gone its writes are done, so read once more before counting it dead.
+        if (!states[k] && rank_gone(store, k, identities)) {
+          states[k] = read_answer(store, round, k);
+          gone[k] = !states[k];  // a dead rank never answers: do not wait out `wait` for it
         }
+        missing = missing || (!states[k] && !gone[k]);
       }
       if (!missing || deadline.expired()) break;
       if (between_polls) between_polls();
