@@ -166,7 +166,7 @@ void ShmComm::wait_flag(ShmOp& op, ShmFlag& flag, uint32_t target, int waiting_f
     if (reached(now_value, target)) return;
     check_abort(op);
     if (Clock::now() >= next_liveness) {
-      check_liveness(op);
+      check_liveness(op, flag, target);
       next_liveness = Clock::now() + liveness_interval_;
     }
     if (op.deadline.expired()) {
@@ -190,18 +190,22 @@ void ShmComm::check_abort(const ShmOp& op) const {
   CREW_THROW(CommError, where(op), ": rank ", who - 1, " aborted the group: ", message);
 }
 
-void ShmComm::check_liveness(ShmOp& op) {
+void ShmComm::check_liveness(ShmOp& op, const ShmFlag& flag, uint32_t target) {
   for (int r = 0; r < world_; ++r) {
     if (r == rank_ || (op.peer >= 0 && r != op.peer)) continue;
     const pid_t pid = control(r).pid.load(std::memory_order_acquire);
+    std::string gone;
     if (pid < 0) {
-      fail<CommError>(op,
-                      str_cat("rank ", r, " (pid ", -pid, ") left the group (destroyed its process group)"));
+      gone = str_cat("rank ", r, " (pid ", -pid, ") left the group (destroyed its process group)");
+    } else {
+      const Liveness state = process_liveness(pid, control(r).start_time.load(std::memory_order_relaxed));
+      if (state != Liveness::ALIVE) gone = str_cat("rank ", r, " (pid ", pid, ") ", liveness_name(state));
     }
-    const Liveness state = process_liveness(pid, control(r).start_time.load(std::memory_order_relaxed));
-    if (state != Liveness::ALIVE) {
-      fail<CommError>(op, str_cat("rank ", r, " (pid ", pid, ") ", liveness_name(state)));
-    }
+    if (gone.empty()) continue;
+    // A peer that finished this op may publish the flag and exit between the caller's last read
+    // and this check: what it published before going is visible now, so read the flag again.
+    if (reached(flag.value.load(std::memory_order_acquire), target)) return;
+    fail<CommError>(op, gone);
   }
 }
 

@@ -156,7 +156,7 @@ class ShmComm {
   void wait_flag(ShmOp& op, ShmFlag& flag, uint32_t target, int waiting_for);
   void check_descriptors(ShmOp& op, uint32_t first_step);
   void check_abort(const ShmOp& op) const;
-  void check_liveness(ShmOp& op);
+  void check_liveness(ShmOp& op, const ShmFlag& flag, uint32_t target);
   // Records the error, tells every rank through the abort flag, throws E.
   template <typename E>
   [[noreturn]] void fail(ShmOp& op, const std::string& message);
