@@ -3,12 +3,15 @@
 #include "crew/distributed/debug/desync_report.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <thread>
 
 #include "crew/core/error.h"
 #include "crew/distributed/debug/collective_trace.h"
 #include "crew/distributed/debug/debug_process_group.h"
+#include "crew/distributed/debug/process_liveness.h"
 #include "crew/distributed/process_group/process_group.h"
 #include "crew/distributed/store/hash_store.h"
 
@@ -165,6 +168,42 @@ TEST(HangReport, GatherReadsAnswersAndFinalStatesWithinItsBound) {
   EXPECT_NE(r.text.find("rank 2 has left the group (its last: none)"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("rank 3: no report (dead or stuck outside a collective)"), std::string::npos)
       << r.text;
+}
+
+// A store in which rank 1 publishes its final state and exits just after the gatherer first
+// looked for it: the moment its process identity is read back.
+class FinalAfterFirstLookStore : public HashStore {
+ public:
+  bool check(const std::vector<std::string>& keys) override {
+    if (keys.size() == 1 && keys[0] == "crew_debug/process/1" && !published_) {
+      published_ = true;
+      RankState failed = in_op(1, op("all_reduce", 0, 8, DType::FLOAT32, -1, kSum));
+      failed.where = RankState::Where::FAILED;
+      publish_final(*this, failed);
+    }
+    return HashStore::check(keys);
+  }
+
+ private:
+  bool published_ = false;
+};
+
+TEST(HangReport, ARankThatPublishesItsFinalStateAndExitsIsStillRead) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  std::string identity = process_identity();
+  identity = identity.substr(0, identity.rfind(' ') + 1) + std::to_string(child);  // an exited pid
+  ASSERT_TRUE(process_gone(identity));
+  FinalAfterFirstLookStore store;
+  store.set("crew_debug/process/1", identity);
+  const Report r =
+      gather_report(store, "default", 0, 2, in_op(0, op("all_reduce", 0, 4, DType::FLOAT32, -1, kSum)),
+                    std::chrono::milliseconds(2000), nullptr);
+  EXPECT_NE(r.text.find("rank 1 failed in all_reduce #0 (8 floats, SUM)"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("desync: ranks issued different collectives as #0"), std::string::npos) << r.text;
+  EXPECT_EQ(r.text.find("no report"), std::string::npos) << r.text;
 }
 
 TEST(HangReport, OptionsFromTheEnvironment) {
