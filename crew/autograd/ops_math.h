@@ -32,6 +32,16 @@ Tensor tan(const Tensor& x);
 Tensor log2(const Tensor& x);
 Tensor log10(const Tensor& x);
 Tensor log1p(const Tensor& x);
+Tensor expm1(const Tensor& x);
+Tensor trunc(const Tensor& x);  // toward zero; gradient 0
+Tensor asin(const Tensor& x);
+Tensor acos(const Tensor& x);
+Tensor atan(const Tensor& x);
+Tensor sinh(const Tensor& x);
+Tensor cosh(const Tensor& x);
+Tensor asinh(const Tensor& x);
+Tensor acosh(const Tensor& x);
+Tensor atanh(const Tensor& x);
 Tensor clip(const Tensor& x, double min, double max);
 
 // ---- broadcasting and selection ----

@@ -65,6 +65,16 @@ Tensor tan(const Tensor& x) { return math(MathOp::TAN, x, "tan"); }
 Tensor log2(const Tensor& x) { return math(MathOp::LOG2, x, "log2"); }
 Tensor log10(const Tensor& x) { return math(MathOp::LOG10, x, "log10"); }
 Tensor log1p(const Tensor& x) { return math(MathOp::LOG1P, x, "log1p"); }
+Tensor expm1(const Tensor& x) { return math(MathOp::EXPM1, x, "expm1"); }
+Tensor trunc(const Tensor& x) { return math(MathOp::TRUNC, x, "trunc"); }
+Tensor asin(const Tensor& x) { return math(MathOp::ASIN, x, "asin"); }
+Tensor acos(const Tensor& x) { return math(MathOp::ACOS, x, "acos"); }
+Tensor atan(const Tensor& x) { return math(MathOp::ATAN, x, "atan"); }
+Tensor sinh(const Tensor& x) { return math(MathOp::SINH, x, "sinh"); }
+Tensor cosh(const Tensor& x) { return math(MathOp::COSH, x, "cosh"); }
+Tensor asinh(const Tensor& x) { return math(MathOp::ASINH, x, "asinh"); }
+Tensor acosh(const Tensor& x) { return math(MathOp::ACOSH, x, "acosh"); }
+Tensor atanh(const Tensor& x) { return math(MathOp::ATANH, x, "atanh"); }
 Tensor clip(const Tensor& x, double min, double max) {
   CREW_CHECK(min <= max, "clip: min ", min, " is greater than max ", max);
   return math(MathOp::CLIP, x, "clip", min, max);

@@ -176,6 +176,26 @@ void bind_pointwise(py::module_& m) {
   m.def(
       "log1p", [](const Tensor& x) { return crew::log1p(x); }, py::arg("x"), Release());
   m.def(
+      "expm1", [](const Tensor& x) { return crew::expm1(x); }, py::arg("x"), Release());
+  m.def(
+      "trunc", [](const Tensor& x) { return crew::trunc(x); }, py::arg("x"), Release());
+  m.def(
+      "asin", [](const Tensor& x) { return crew::asin(x); }, py::arg("x"), Release());
+  m.def(
+      "acos", [](const Tensor& x) { return crew::acos(x); }, py::arg("x"), Release());
+  m.def(
+      "atan", [](const Tensor& x) { return crew::atan(x); }, py::arg("x"), Release());
+  m.def(
+      "sinh", [](const Tensor& x) { return crew::sinh(x); }, py::arg("x"), Release());
+  m.def(
+      "cosh", [](const Tensor& x) { return crew::cosh(x); }, py::arg("x"), Release());
+  m.def(
+      "asinh", [](const Tensor& x) { return crew::asinh(x); }, py::arg("x"), Release());
+  m.def(
+      "acosh", [](const Tensor& x) { return crew::acosh(x); }, py::arg("x"), Release());
+  m.def(
+      "atanh", [](const Tensor& x) { return crew::atanh(x); }, py::arg("x"), Release());
+  m.def(
       "clip", [](const Tensor& x, double lo, double hi) { return crew::clip(x, lo, hi); }, py::arg("x"),
       py::arg("min"), py::arg("max"), Release());
 }

@@ -77,6 +77,40 @@ TEST(MathOpsTest, RoundingAndLogarithmGradients) {
   }
 }
 
+TEST(MathOpsTest, InverseAndHyperbolicTrigonometryAndExpm1) {
+  Tensor x = f64({-0.9, -0.25, 0, 0.5}, {4});
+  const std::vector<double> v = {-0.9, -0.25, 0, 0.5};
+  const auto each = [&v](double (*f)(double)) {
+    std::vector<double> out;
+    for (double e : v) out.push_back(f(e));
+    return out;
+  };
+  expect_near(asin(x), each(std::asin));
+  expect_near(acos(x), each(std::acos));
+  expect_near(atan(x), each(std::atan));
+  expect_near(sinh(x), each(std::sinh));
+  expect_near(cosh(x), each(std::cosh));
+  expect_near(asinh(x), each(std::asinh));
+  expect_near(atanh(x), each(std::atanh));
+  expect_near(acosh(f64({1, 2, 10}, {3})), {0, std::acosh(2.0), std::acosh(10.0)});
+  expect_near(expm1(f64({1e-12, 1}, {2})), {std::expm1(1e-12), std::expm1(1.0)});
+  expect_near(trunc(f64({-2.7, -0.5, 0.5, 2.7}, {4})), {-2, -0.0, 0, 2});
+  EXPECT_TRUE(std::isnan(asin(f64({2}, {1})).to_vector<double>()[0]));  // outside the domain: NaN, as Paddle
+  EXPECT_THROW(asin(i64({1}, {1})), ValueError);
+}
+
+TEST(MathOpsTest, InverseAndHyperbolicTrigonometryGradients) {
+  Tensor x = mul(random_input({2, 3}).detach(), 0.8).set_stop_gradient(false);  // |x| < 1 for asin ... atanh
+  for (auto fn : {&asin, &acos, &atan, &sinh, &cosh, &asinh, &atanh, &expm1}) {
+    expect_gradients_match([fn](const Inputs& in) { return fn(in[0]); }, {x});
+  }
+  Tensor above_one = add(positive({2, 3}).detach(), 1.0).set_stop_gradient(false);
+  expect_gradients_match([](const Inputs& in) { return acosh(in[0]); }, {above_one});
+  Tensor v = x.detach().set_stop_gradient(false);
+  sum(trunc(v)).backward();
+  expect_near(v.grad(), std::vector<double>(6, 0.0));
+}
+
 TEST(MathOpsTest, CumprodValuesAndGradients) {
   expect_near(cumprod(f64({1, 2, 3, 4, 5, 6}, {2, 3}), 1), {1, 2, 6, 4, 20, 120});
   expect_near(cumprod(f64({1, 2, 3, 4}, {2, 2}), -2), {1, 2, 3, 8});

@@ -27,6 +27,16 @@ enum class MathOp {
   LOG2,
   LOG10,
   LOG1P,  // log(1 + x), exact near 0
+  EXPM1,  // e^x - 1, exact near 0
+  TRUNC,  // toward zero
+  ASIN,
+  ACOS,
+  ATAN,
+  SINH,
+  COSH,
+  ASINH,
+  ACOSH,
+  ATANH,
 };
 
 // Whether op is defined on integer dtypes too.
@@ -82,6 +92,26 @@ struct PointwiseMath {
           return std::log10(x);
         case MathOp::LOG1P:
           return std::log1p(x);
+        case MathOp::EXPM1:
+          return std::expm1(x);
+        case MathOp::TRUNC:
+          return std::trunc(x);
+        case MathOp::ASIN:
+          return std::asin(x);
+        case MathOp::ACOS:
+          return std::acos(x);
+        case MathOp::ATAN:
+          return std::atan(x);
+        case MathOp::SINH:
+          return std::sinh(x);
+        case MathOp::COSH:
+          return std::cosh(x);
+        case MathOp::ASINH:
+          return std::asinh(x);
+        case MathOp::ACOSH:
+          return std::acosh(x);
+        case MathOp::ATANH:
+          return std::atanh(x);
         default:
           break;
       }
@@ -119,6 +149,7 @@ struct PointwiseMath {
       case MathOp::FLOOR:
       case MathOp::CEIL:
       case MathOp::ROUND:
+      case MathOp::TRUNC:
         return T(0);
       case MathOp::TAN:
         return g * (T(1) + y * y);
@@ -128,6 +159,24 @@ struct PointwiseMath {
         return g / (x * T(2.302585092994046));  // ln 10
       case MathOp::LOG1P:
         return g / (T(1) + x);
+      case MathOp::EXPM1:
+        return g * (y + T(1));
+      case MathOp::ASIN:
+        return g / std::sqrt(T(1) - x * x);
+      case MathOp::ACOS:
+        return -g / std::sqrt(T(1) - x * x);
+      case MathOp::ATAN:
+        return g / (T(1) + x * x);
+      case MathOp::SINH:
+        return g * std::cosh(x);
+      case MathOp::COSH:
+        return g * std::sinh(x);
+      case MathOp::ASINH:
+        return g / std::sqrt(x * x + T(1));
+      case MathOp::ACOSH:
+        return g / std::sqrt(x * x - T(1));
+      case MathOp::ATANH:
+        return g / (T(1) - x * x);
     }
     return T(0);
   }
