@@ -23,6 +23,7 @@ from . import tensor_methods  # noqa: E402,F401 (installs Tensor's methods and p
 from .tensor_arith import *  # noqa: E402,F401,F403 (maximum, floor_divide, mm, median, ...)
 from .einsum import einsum  # noqa: E402,F401
 from .tensor_more import *  # noqa: E402,F401,F403 (t, tril, diag, logsumexp, unique, ...)
+from .tensor_common import *  # noqa: E402,F401,F403 (lerp, masked_fill, moveaxis, nansum, ...)
 from .tensor_methods import set_printoptions  # noqa: E402,F401
 from .paddle_args import argmax, squeeze, reshape, flatten, to_tensor  # noqa: E402,F811
 

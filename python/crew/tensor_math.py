@@ -176,6 +176,16 @@ tan = _unary(_C.tan)
 log2 = _unary(_C.log2)
 log10 = _unary(_C.log10)
 log1p = _unary(_C.log1p)
+expm1 = _unary(_C.expm1)
+trunc = _unary(_C.trunc)
+asin = _unary(_C.asin)
+acos = _unary(_C.acos)
+atan = _unary(_C.atan)
+sinh = _unary(_C.sinh)
+cosh = _unary(_C.cosh)
+asinh = _unary(_C.asinh)
+acosh = _unary(_C.acosh)
+atanh = _unary(_C.atanh)
 
 
 def clip(x, min=None, max=None, name=None):  # noqa: A002
@@ -384,6 +394,7 @@ def unbind(input, axis=0):  # noqa: A002
 NAMES = ["zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "arange", "linspace", "eye", "rand",
          "uniform", "randn", "standard_normal", "normal", "randint", "randperm", "abs", "sqrt", "rsqrt", "square",
          "sin", "cos", "tanh", "sigmoid", "erf", "sign", "floor", "ceil", "round", "tan", "log2", "log10", "log1p",
+         "expm1", "trunc", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
          "clip", "scale", "cast", "where", "topk", "sort", "argsort", "gather", "index_select", "gather_nd",
          "scatter", "masked_select", "take_along_axis", "cumsum", "cumprod", "prod", "max", "min", "amax", "amin",
          "var", "std", "norm", "equal", "not_equal", "less_than", "less_equal", "greater_than", "greater_equal",

@@ -129,7 +129,8 @@ def _operator(fn):
 
 
 _METHODS = ["abs", "sqrt", "rsqrt", "square", "sin", "cos", "tanh", "sigmoid", "erf", "sign", "floor", "ceil",
-            "round", "tan", "log2", "log10", "log1p", "cumprod", "clip", "scale", "cast", "topk", "sort", "argsort",
+            "round", "tan", "log2", "log10", "log1p", "expm1", "trunc", "asin", "acos", "atan", "sinh", "cosh",
+            "asinh", "acosh", "atanh", "cumprod", "clip", "scale", "cast", "topk", "sort", "argsort",
             "gather", "index_select", "gather_nd", "scatter", "masked_select", "take_along_axis", "cumsum", "prod",
             "max", "min", "amax", "amin", "var", "std", "norm", "equal", "not_equal", "less_than", "less_equal",
             "greater_than", "greater_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "isnan",

@@ -36,7 +36,10 @@ POS = RNG.uniform(0.5, 2.0, (3, 4))
 
 @pytest.mark.parametrize("name,ref,data", [
     ("tan", np.tan, X), ("log2", np.log2, POS), ("log10", np.log10, POS), ("log1p", np.log1p, POS),
-    ("ceil", np.ceil, X * 3), ("floor", np.floor, X * 3)])
+    ("ceil", np.ceil, X * 3), ("floor", np.floor, X * 3), ("trunc", np.trunc, X * 3),
+    ("expm1", np.expm1, X), ("asin", np.arcsin, X * 0.9), ("acos", np.arccos, X * 0.9),
+    ("atan", np.arctan, X * 3), ("sinh", np.sinh, X), ("cosh", np.cosh, X), ("asinh", np.arcsinh, X * 3),
+    ("acosh", np.arccosh, POS + 1), ("atanh", np.arctanh, X * 0.9)])
 def test_unary_math_against_numpy(name, ref, data):
     np.testing.assert_allclose(getattr(paddle, name)(t(data)).numpy(), ref(data), rtol=1e-12)
     np.testing.assert_allclose(getattr(t(data), name)().numpy(), ref(data), rtol=1e-12)
@@ -48,7 +51,10 @@ def test_round_is_half_away_from_zero_as_paddle():
     np.testing.assert_array_equal(paddle.log1p(t([1e-12])).numpy(), np.log1p([1e-12]))
 
 
-@pytest.mark.parametrize("name,data", [("tan", X), ("log2", POS), ("log10", POS), ("log1p", POS)])
+@pytest.mark.parametrize("name,data", [
+    ("tan", X), ("log2", POS), ("log10", POS), ("log1p", POS), ("expm1", X), ("asin", X * 0.9),
+    ("acos", X * 0.9), ("atan", X * 3), ("sinh", X), ("cosh", X), ("asinh", X * 3), ("acosh", POS + 1),
+    ("atanh", X * 0.9)])
 def test_unary_gradients(name, data):
     finite_difference_check(getattr(paddle, name), data)
 

@@ -1,0 +1,135 @@
+"""Paddle's everyday tensor functions that a new user reaches for next: lerp, masked_fill,
+moveaxis, count_nonzero, nansum and nanmean (also as Tensor methods).
+
+Each composes crew's differentiable ops (where, transpose, sum, ...), so gradients flow as in
+Paddle: lerp to x, y and a tensor weight; masked_fill to x where the mask is false; nansum and
+nanmean to the entries that are not NaN.
+"""
+import builtins
+
+from . import _C
+from . import tensor_math as _tm
+
+Tensor = _C.Tensor
+
+
+def _tensor(x, op, arg="x"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{arg}' must be a crew.Tensor, got {type(x).__name__}")
+    return x
+
+
+def _axes(axis, ndim, op):
+    """axis (None, an int or a list) as a sorted list of non-negative axes."""
+    if axis is None:
+        return list(range(ndim))
+    items = list(axis) if isinstance(axis, (list, tuple)) else [axis]
+    out = []
+    for a in items:
+        a = int(a)
+        if not -builtins.max(ndim, 1) <= a < builtins.max(ndim, 1):
+            raise ValueError(f"{op}: axis {a} is out of range for a tensor of {ndim} dimensions")
+        out.append(a % builtins.max(ndim, 1))
+    if len(set(out)) != len(out):
+        raise ValueError(f"{op}: axis {list(items)} names an axis twice")
+    return sorted(out)
+
+
+_FLOATING = (_C.dtype.float32, _C.dtype.float64, _C.dtype.bfloat16, _C.dtype.float16)
+
+
+def _is_floating(x):
+    return x.dtype in _FLOATING
+
+
+def _reduce_sum(x, axis, keepdim, op):
+    axes = _axes(axis, x.ndim, op)
+    return _C.sum(x, axes, bool(keepdim)) if axes else x
+
+
+def lerp(x, y, weight, name=None):
+    """Paddle's lerp: x + weight * (y - x), broadcast; weight a float or a tensor."""
+    _tensor(x, "lerp")
+    _tensor(y, "lerp", "y")
+    w = weight if isinstance(weight, Tensor) else _C.full([1], float(weight), x.dtype)
+    return x + w * (y - x)
+
+
+def masked_fill(x, mask, value, name=None):
+    """Paddle's masked_fill: x with the entries where mask (bool, broadcast to x) is true set to
+    value (a number or a 0-d/1-element tensor). The gradient reaches x where mask is false."""
+    _tensor(x, "masked_fill")
+    _tensor(mask, "masked_fill", "mask")
+    if mask.dtype != _C.dtype.bool:
+        raise TypeError(f"masked_fill(): mask must be a bool tensor, got {mask.dtype}")
+    if isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise ValueError(f"masked_fill: value must hold one element, got shape {list(value.shape)}")
+        fill = _C.cast(value.reshape([1]), x.dtype) if value.dtype != x.dtype else value.reshape([1])
+    else:
+        fill = _C.full([1], float(value), x.dtype)
+    out = _tm.where(mask, fill, x)
+    if list(out.shape) != list(x.shape):
+        raise ValueError(f"masked_fill: mask of shape {list(mask.shape)} does not broadcast to x's "
+                         f"shape {list(x.shape)}")
+    return out
+
+
+def moveaxis(x, source, destination, name=None):
+    """Paddle's moveaxis: the axes in source moved to the places in destination, the others
+    kept in their order."""
+    _tensor(x, "moveaxis")
+    src = list(source) if isinstance(source, (list, tuple)) else [source]
+    dst = list(destination) if isinstance(destination, (list, tuple)) else [destination]
+    if len(src) != len(dst):
+        raise ValueError(f"moveaxis: source {src} and destination {dst} must have the same length")
+    nd = x.ndim
+    src = [_axes(a, nd, "moveaxis")[0] for a in src]
+    dst = [_axes(a, nd, "moveaxis")[0] for a in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ValueError(f"moveaxis: repeated axis in source {source} or destination {destination}")
+    rest = [a for a in range(nd) if a not in src]
+    perm = [None] * nd
+    for s, d in zip(src, dst):
+        perm[d] = s
+    it = iter(rest)
+    perm = [p if p is not None else next(it) for p in perm]
+    return _C.transpose(x, perm)
+
+
+def count_nonzero(x, axis=None, keepdim=False, name=None):
+    """Paddle's count_nonzero: how many entries are not zero, over axis (all by default), as
+    int64."""
+    _tensor(x, "count_nonzero")
+    # Counted in float64 (exact to 2^53 entries): crew's sum reduces floating tensors.
+    nonzero = _C.cast(_tm.not_equal(x, _C.full([1], 0.0, x.dtype)), "float64")
+    return _C.cast(_reduce_sum(nonzero, axis, keepdim, "count_nonzero"), "int64")
+
+
+def nansum(x, axis=None, dtype=None, keepdim=False, name=None):
+    """Paddle's nansum: the sum over axis with NaN entries counted as zero."""
+    _tensor(x, "nansum")
+    clean = _tm.where(_tm.isnan(x), _C.full([1], 0.0, x.dtype), x) if _is_floating(x) else x
+    out = _reduce_sum(clean, axis, keepdim, "nansum")
+    return _C.cast(out, dtype) if dtype is not None else out
+
+
+def nanmean(x, axis=None, keepdim=False, name=None):
+    """Paddle's nanmean: the mean over axis of the entries that are not NaN (NaN where all are)."""
+    _tensor(x, "nanmean")
+    if not _is_floating(x):
+        raise TypeError(f"nanmean(): x must be a floating tensor, got {x.dtype}")
+    count = _reduce_sum(_C.cast(_tm.logical_not(_tm.isnan(x)), x.dtype), axis, keepdim, "nanmean")
+    return nansum(x, axis, None, keepdim) / count
+
+
+NAMES = ["lerp", "masked_fill", "moveaxis", "count_nonzero", "nansum", "nanmean"]
+__all__ = list(NAMES)
+
+
+def install():
+    for name in NAMES:
+        setattr(Tensor, name, globals()[name])
+
+
+install()
