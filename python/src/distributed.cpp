@@ -116,6 +116,24 @@ void bind_lists(py::module_& d) {
          return task(std::move(w), sync_op);
        }, py::arg("tensor"), py::arg("tensor_list") = py::none(), py::arg("src") = 0, py::arg("group") = nullptr,
        py::arg("sync_op") = true);
+  d.def("reduce_scatter", [](Tensor& t, py::object in, ReduceOp op, const GroupPtr& g, bool sync_op) {
+         std::vector<Tensor> tensors = tensors_of(in);
+         WorkPtr w;
+         { py::gil_scoped_release nogil; w = dist::reduce_scatter(t, tensors, op, g.get(), sync_op); }
+         return task(std::move(w), sync_op);
+       }, py::arg("tensor"), py::arg("tensor_list"), py::arg("op") = ReduceOp::SUM, py::arg("group") = nullptr,
+       py::arg("sync_op") = true);
+  d.def("gather", [](const Tensor& t, py::object out, int dst, const GroupPtr& g, bool sync_op) {
+         std::vector<Tensor> tensors;
+         WorkPtr w;
+         { py::gil_scoped_release nogil; w = dist::gather(t, tensors, dst, g.get(), sync_op); }
+         if (!out.is_none()) {
+           py::list list = out.cast<py::list>();
+           refill(list, tensors);
+         }
+         return task(std::move(w), sync_op);
+       }, py::arg("tensor"), py::arg("gather_list") = py::none(), py::arg("dst") = 0, py::arg("group") = nullptr,
+       py::arg("sync_op") = true);
   d.def("alltoall", [](py::object in, py::list out, const GroupPtr& g, bool sync_op) {
          std::vector<Tensor> ins = tensors_of(in), outs;
          WorkPtr w;

@@ -23,6 +23,23 @@ def sum_ranks(out_dir):
         f.write(f"{t.numpy().tolist()} {len(gathered)} {objs[0]} {dist.get_world_size()}\n")
 
 
+def reduce_scatter_and_gather(out_dir):
+    dist.init_parallel_env()
+    rank, world = dist.get_rank(), dist.get_world_size()
+    # Rank r contributes [r*10 + k] to rank k's slot; rank k gets sum_r (r*10 + k).
+    parts = [crew.to_tensor(np.full([2], rank * 10.0 + k, dtype=np.float32)) for k in range(world)]
+    mine = crew.zeros([2])
+    dist.reduce_scatter(mine, parts)
+    mx = crew.zeros([2])
+    task = dist.reduce_scatter(mx, parts, op=dist.ReduceOp.MAX, sync_op=False)
+    task.wait()
+    gathered = []
+    dist.gather(crew.to_tensor([float(rank), float(rank * rank)]), gathered, dst=1)
+    with open(os.path.join(out_dir, f"rank{rank}"), "w") as f:
+        json.dump({"sum": mine.numpy().tolist(), "max": mx.numpy().tolist(),
+                   "gathered": [g.numpy().tolist() for g in gathered]}, f)
+
+
 def write_job_token(out_dir):
     rank = os.environ["CREW_RANK"]
     with open(os.path.join(out_dir, f"token{rank}"), "w") as f:

@@ -1,4 +1,5 @@
 """crew.distributed: the seed's programs (examples/python), spawn, launch, objects."""
+import json
 import os
 import pathlib
 import subprocess
@@ -90,6 +91,14 @@ def test_spawn_collectives_and_broadcast_object_list(tmp_path):
     for rank in range(2):
         line = (tmp_path / f"rank{rank}").read_text().strip()
         assert line == "[3.0, 3.0, 3.0] 2 {'from': 0, 't': [1, 2]} 2"
+
+
+def test_spawn_reduce_scatter_and_gather(tmp_path):
+    dist.spawn(dist_programs.reduce_scatter_and_gather, args=(str(tmp_path),), nprocs=2)
+    r0, r1 = (json.loads((tmp_path / f"rank{r}").read_text()) for r in range(2))
+    assert r0["sum"] == [10.0, 10.0] and r1["sum"] == [12.0, 12.0]  # 0 + 10, 1 + 11
+    assert r0["max"] == [10.0, 10.0] and r1["max"] == [11.0, 11.0]
+    assert r0["gathered"] == [] and r1["gathered"] == [[0.0, 0.0], [1.0, 1.0]]  # on dst only
 
 
 def test_spawn_gives_its_children_a_token_of_their_own(tmp_path, monkeypatch):

@@ -36,6 +36,8 @@ broadcast = _d.broadcast
 all_gather = _d.all_gather
 scatter = _d.scatter
 alltoall = _d.alltoall
+reduce_scatter = _d.reduce_scatter
+gather = _d.gather
 send = _d.send
 recv = _d.recv
 all_gather_object = _d.all_gather_object
@@ -85,6 +87,7 @@ def _tracked(fn):
 
 all_reduce, reduce, broadcast, all_gather, scatter, alltoall, send, recv = (  # noqa: A001 (Paddle's names)
     _tracked(f) for f in (all_reduce, reduce, broadcast, all_gather, scatter, alltoall, send, recv))
+reduce_scatter, gather = (_tracked(f) for f in (reduce_scatter, gather))
 
 
 def wait(tensor, group=None, use_calc_stream=True):
@@ -115,6 +118,7 @@ __all__ = [
     "Group", "ReduceOp", "Task", "ParallelEnv", "spawn", "MultiprocessContext", "init_parallel_env",
     "is_initialized", "get_rank", "get_world_size", "new_group", "get_group", "destroy_process_group",
     "barrier", "all_reduce", "reduce", "broadcast", "all_gather", "scatter", "alltoall", "send", "recv",
+    "reduce_scatter", "gather",
     "isend", "irecv", "all_gather_object", "broadcast_object_list", "scatter_object_list", "get_backend",
     "set_object_pickle", "object_pickle_enabled", "wait",
 ]
