@@ -153,3 +153,19 @@ def test_leaving_an_iterable_pass_early_stops_its_workers():
     for t in threads:
         t.join(timeout=10)
         assert not t.is_alive(), "a worker kept running after its pass was dropped"
+
+
+def test_subset_random_sampler_permutes_its_indices_each_epoch_and_repeats_under_seed():
+    from crew.io import SubsetRandomSampler
+    crew.seed(3)
+    s = SubsetRandomSampler([3, 5, 7, 9, 11])
+    first, second = list(s), list(s)
+    assert sorted(first) == sorted(second) == [3, 5, 7, 9, 11] and len(s) == 5
+    crew.seed(3)
+    assert list(s) == first
+    loader = DataLoader(crew.io.TensorDataset([crew.arange(12, dtype="float32")]),
+                        batch_sampler=BatchSampler(sampler=s, batch_size=2))
+    seen = [v for b in loader for v in b[0].numpy().tolist()]
+    assert sorted(seen) == [3, 5, 7, 9, 11]
+    with pytest.raises(ValueError, match="integers"):
+        SubsetRandomSampler([0.5])

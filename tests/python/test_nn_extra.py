@@ -534,3 +534,14 @@ def test_interpolate_runs_onednn_where_its_rules_are_paddles(monkeypatch):
     F.interpolate(x, size=[6, 6], mode="nearest")  # 1.5x: Paddle's floor rule, resize matrices
     F.interpolate(x, size=[7, 5], mode="bilinear", align_corners=True)
     assert calls == [([8, 8], False), ([7, 5], True)]
+
+
+def test_zero_pad_2d_pads_with_zeros_and_passes_the_gradient():
+    x = t(np.arange(4.0).reshape(1, 1, 2, 2), grad=True)
+    out = nn.ZeroPad2D([1, 0, 0, 1])(x)  # left, right, top, bottom
+    np.testing.assert_array_equal(out.numpy()[0, 0], [[0, 0, 1], [0, 2, 3], [0, 0, 0]])
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.ones((1, 1, 2, 2)))
+    assert nn.ZeroPad2D(2)(x).shape == [1, 1, 6, 6]
+    with pytest.raises(ValueError, match="data_format"):
+        nn.ZeroPad2D(1, data_format="NHWC")

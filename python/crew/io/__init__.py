@@ -13,7 +13,7 @@ from .._C.io import (TensorDataset, Sampler, SequenceSampler, RandomSampler,  # 
                      DistributedBatchSampler)
 from .datasets import Dataset, IterableDataset, Subset, random_split, ComposeDataset, ChainDataset  # noqa: F401
 from .iterable_loader import IterableLoader, WorkerInfo, get_worker_info  # noqa: F401
-from .samplers import WeightedRandomSampler, PyBatchSampler  # noqa: F401
+from .samplers import WeightedRandomSampler, PyBatchSampler, SubsetRandomSampler  # noqa: F401
 
 
 class _DispatchMeta(type):
@@ -54,4 +54,4 @@ class BatchSampler(metaclass=_DispatchMeta):
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Sampler", "SequenceSampler", "RandomSampler",
            "WeightedRandomSampler", "BatchSampler", "DistributedBatchSampler", "DataLoader", "Subset",
-           "random_split", "ComposeDataset", "ChainDataset", "get_worker_info", "WorkerInfo"]
+           "random_split", "ComposeDataset", "ChainDataset", "get_worker_info", "WorkerInfo", "SubsetRandomSampler"]

@@ -37,6 +37,29 @@ class WeightedRandomSampler:
         return self.num_samples
 
 
+class SubsetRandomSampler:
+    """Paddle's SubsetRandomSampler(indices): the given indices in a fresh random order each
+    epoch, from NumPy's global generator (crew.seed seeds it)."""
+
+    def __init__(self, indices, generator=None):
+        if isinstance(indices, _C.Tensor):
+            indices = indices.numpy()
+        idx = np.asarray(list(indices) if not isinstance(indices, np.ndarray) else indices).reshape(-1)
+        if idx.size == 0:
+            raise ValueError("SubsetRandomSampler: indices must not be empty")
+        if not np.issubdtype(idx.dtype, np.integer):
+            raise ValueError(f"SubsetRandomSampler: indices must be integers, got {idx.dtype}")
+        self.indices, self.generator = idx.astype(np.int64), generator
+
+    def __iter__(self):
+        order = self.generator.permutation(len(self.indices)) if self.generator is not None \
+            else np.random.permutation(len(self.indices))
+        return iter(self.indices[order].tolist())
+
+    def __len__(self):
+        return len(self.indices)
+
+
 class PyBatchSampler:
     """Batches of a Python sampler's indices (batch_size, drop_last as Paddle's BatchSampler)."""
 

@@ -34,8 +34,11 @@ from .layers_extra import (AdaptiveAvgPool1D, AlphaDropout, AvgPool1D, BatchNorm
 from .layers_extra import GroupNorm, InstanceNorm2D  # noqa: E402,F811
 from . import layers_extra as _layers_extra  # noqa: E402
 from .conv3d import Conv3D  # noqa: E402
+from .loss_embedding import CosineEmbeddingLoss, HingeEmbeddingLoss, TripletMarginLoss  # noqa: E402
+from .composed import ZeroPad2D  # noqa: E402
 __all__ += [n for n in _layers_extra.__all__ if n not in __all__]
 __all__ += ["MultiHeadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
             "TransformerDecoder", "Transformer"]
 __all__ += ["RNNCellBase", "SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "BiRNN", "SimpleRNN",
             "LSTM", "GRU"]
+__all__ += ["CosineEmbeddingLoss", "HingeEmbeddingLoss", "TripletMarginLoss", "ZeroPad2D"]

@@ -142,6 +142,13 @@ class Pad2D(Layer):
         return F.pad2d(x, self._padding, self._mode, self._value)
 
 
+class ZeroPad2D(Pad2D):
+    """Paddle's ZeroPad2D: Pad2D with zeros; padding an int or [left, right, top, bottom]."""
+
+    def __init__(self, padding, data_format="NCHW", name=None):
+        super().__init__(padding, "constant", 0.0, data_format)
+
+
 class Upsample(Layer):
     """x [N, C, H, W] resized to `size` or by `scale_factor`; mode 'nearest' or 'bilinear'
     (Paddle's align_corners and align_mode)."""

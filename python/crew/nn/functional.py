@@ -31,3 +31,4 @@ from .functional_extra import (adaptive_avg_pool1d, alpha_dropout, avg_pool1d, a
 from .functional_extra import group_norm, instance_norm  # noqa: F401,E402,F811
 from .functional_extra import interpolate, upsample  # noqa: F401,E402,F811
 from .conv3d import conv3d  # noqa: F401,E402
+from .loss_embedding import cosine_embedding_loss, hinge_embedding_loss, triplet_margin_loss  # noqa: F401,E402
