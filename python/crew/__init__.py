@@ -25,6 +25,7 @@ from .einsum import einsum  # noqa: E402,F401
 from .tensor_more import *  # noqa: E402,F401,F403 (t, tril, diag, logsumexp, unique, ...)
 from .tensor_common import *  # noqa: E402,F401,F403 (lerp, masked_fill, moveaxis, nansum, ...)
 from .tensor_search import *  # noqa: E402,F401,F403 (bincount, histogram, searchsorted, kthvalue, mode)
+from .default_dtype import set_default_dtype, get_default_dtype  # noqa: E402,F401
 from .tensor_methods import set_printoptions  # noqa: E402,F401
 from .paddle_args import argmax, squeeze, reshape, flatten, to_tensor  # noqa: E402,F811
 

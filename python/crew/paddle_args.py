@@ -10,6 +10,7 @@ Each wrapper here computes with the differentiable C++ ops, so gradients flow as
 import numpy as np
 
 from . import _C
+from .default_dtype import get_default_dtype
 
 Tensor = _C.Tensor
 _INTEGER = (_C.dtype.int32, _C.dtype.int64, _C.dtype.uint8)
@@ -110,7 +111,20 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True):
     """Paddle 2.4's to_tensor: a Python or NumPy scalar becomes a tensor of shape [1]."""
     if isinstance(data, (bool, int, float, np.number, np.bool_)):
         data = [data]
+    if dtype is None and get_default_dtype() != "float32" and _python_floats(data):
+        dtype = get_default_dtype()
     return _C.to_tensor(data, dtype=dtype, place=place, stop_gradient=stop_gradient)
+
+
+def _python_floats(data):
+    """Whether data (not a NumPy array or a tensor) holds floats, which take the default dtype
+    (Paddle converts what NumPy reads as float64)."""
+    if not isinstance(data, (list, tuple)):
+        return False
+    try:
+        return np.asarray(data).dtype == np.float64
+    except (ValueError, TypeError):
+        return False
 
 
 _install()

@@ -11,6 +11,7 @@ import math as _math
 import numpy as np
 
 from . import _C
+from .default_dtype import default_float
 
 Tensor = _C.Tensor
 _FLOATS = (_C.dtype.float32, _C.dtype.float64)
@@ -18,6 +19,11 @@ _FLOATS = (_C.dtype.float32, _C.dtype.float64)
 
 def _dtype(dtype, default="float32"):
     return _C.dtype.float32 if dtype is None and default == "float32" else (default if dtype is None else dtype)
+
+
+def _random_dtype(dtype):
+    """rand, randn, uniform and normal follow set_default_dtype, as Paddle 2.4's."""
+    return default_float() if dtype is None else dtype
 
 
 def _shape(shape, op="shape"):
@@ -115,15 +121,15 @@ def eye(num_rows, num_columns=None, dtype=None, name=None):
 
 
 def rand(shape, dtype=None, name=None):
-    return _C.uniform(_shape(shape), 0.0, 1.0, _dtype(dtype))
+    return _C.uniform(_shape(shape), 0.0, 1.0, _random_dtype(dtype))
 
 
 def uniform(shape, dtype=None, min=-1.0, max=1.0, seed=0, name=None):  # noqa: A002 (Paddle's names)
-    return _C.uniform(_shape(shape), float(_scalar(min)), float(_scalar(max)), _dtype(dtype))
+    return _C.uniform(_shape(shape), float(_scalar(min)), float(_scalar(max)), _random_dtype(dtype))
 
 
 def randn(shape, dtype=None, name=None):
-    return _C.normal(_shape(shape), 0.0, 1.0, _dtype(dtype))
+    return _C.normal(_shape(shape), 0.0, 1.0, _random_dtype(dtype))
 
 
 standard_normal = randn
@@ -134,7 +140,7 @@ def normal(mean=0.0, std=1.0, shape=None, name=None):
         like = mean if isinstance(mean, Tensor) else std
         noise = _C.normal(list(like.shape), 0.0, 1.0, like.dtype)
         return noise * std + mean
-    return _C.normal(_shape([1] if shape is None else shape), float(mean), float(std), _C.dtype.float32)
+    return _C.normal(_shape([1] if shape is None else shape), float(mean), float(std), _random_dtype(None))
 
 
 def randint(low=0, high=None, shape=[1], dtype=None, name=None):  # noqa: B006 (Paddle's default)

@@ -6,6 +6,7 @@ The functional forms are in composed_functional.py (crew.nn.functional re-export
 from . import composed_functional as F
 from .initializer import Constant
 from .layer import Layer
+from ..default_dtype import norm_dtype
 
 
 class Identity(Layer):
@@ -84,10 +85,10 @@ class Dropout2D(Layer):
 class _Norm(Layer):
     def _affine(self, channels, weight_attr, bias_attr, weight_name):
         if weight_attr is not False:
-            setattr(self, weight_name, self.create_parameter([channels], attr=weight_attr,
+            setattr(self, weight_name, self.create_parameter([channels], attr=weight_attr, dtype=norm_dtype(),
                                                              default_initializer=Constant(1.0)))
         if bias_attr is not False:
-            self.bias = self.create_parameter([channels], attr=bias_attr, is_bias=True)
+            self.bias = self.create_parameter([channels], attr=bias_attr, dtype=norm_dtype(), is_bias=True)
 
 
 class GroupNorm(_Norm):

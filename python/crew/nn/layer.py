@@ -11,6 +11,7 @@ import collections
 import numpy as np
 
 from .. import _C
+from ..default_dtype import convert_layer, default_float
 
 Tensor = _C.Tensor
 
@@ -99,6 +100,7 @@ class Layer:
         shape = [int(s) for s in shape]
         init = default_initializer or (Constant(0.0) if is_bias else XavierUniform())
         value = init.value(shape) if isinstance(init, Initializer) else init(shape)
+        dtype = default_float() if dtype is None else dtype
         param = _C.to_tensor(np.asarray(value, dtype=np.float32), dtype=dtype, stop_gradient=False)
         param.persistable = True
         return apply_attr(param, ParamAttr._to_attr(attr))
@@ -259,6 +261,8 @@ class CppLayer(Layer):
         for name, b in impl.named_buffers():
             self._buffers[name] = b
             b.persistable = True
+        # Built in float32 in C++; set_default_dtype's dtype applies (not to norms in 16 bits).
+        convert_layer(self, keep_float32="Norm" in type(self).__name__)
 
     def forward(self, x):
         return self._impl(x)

@@ -8,6 +8,7 @@ from . import composed as _composed
 from . import functional_extra as F
 from .initializer import Constant, Normal
 from .layer import Layer
+from ..default_dtype import norm_dtype
 from .. import _C
 
 
@@ -129,15 +130,15 @@ class _BatchNormBase(Layer):
         self._momentum, self._epsilon, self._global = float(momentum), float(epsilon), use_global_stats
         self._num = int(num_features)
         for pname, attr, value in (("weight", weight_attr, 1.0), ("bias", bias_attr, 0.0)):
-            p = self.create_parameter([self._num], attr=None if attr is False else attr,
+            p = self.create_parameter([self._num], attr=None if attr is False else attr, dtype=norm_dtype(),
                                       default_initializer=Constant(value))
             if attr is False:
                 p.stop_gradient = True
                 p.trainable = False
             setattr(self, pname, p)
-        self.register_buffer("_mean", _C.to_tensor([0.0] * self._num, dtype="float32"))
+        self.register_buffer("_mean", _C.to_tensor([0.0] * self._num, dtype=norm_dtype()))
         self._mean.stop_gradient = True
-        self.register_buffer("_variance", _C.to_tensor([1.0] * self._num, dtype="float32"))
+        self.register_buffer("_variance", _C.to_tensor([1.0] * self._num, dtype=norm_dtype()))
         self._variance.stop_gradient = True
 
     def forward(self, x):
