@@ -25,7 +25,7 @@ NAMES = {
         sort argsort topk argmax argmin max min amax amin sum mean prod std var median cumsum
         cumprod abs sqrt rsqrt square exp log log2 log10 log1p sin cos tan tanh sigmoid erf pow
         expm1 trunc asin acos atan sinh cosh asinh acosh atanh lerp masked_fill moveaxis
-        count_nonzero nansum nanmean bincount histogram searchsorted bucketize kthvalue mode
+        count_nonzero nansum nanmean atan2 bincount histogram searchsorted bucketize kthvalue mode
         floor ceil round sign clip matmul mm bmm dot add subtract multiply divide floor_divide
         remainder maximum minimum equal not_equal greater_than greater_equal less_than less_equal
         equal_all allclose isclose isnan isinf isfinite logical_and logical_or logical_not

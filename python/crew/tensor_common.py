@@ -1,5 +1,5 @@
 """Paddle's everyday tensor functions that a new user reaches for next: lerp, masked_fill,
-moveaxis, count_nonzero, nansum and nanmean (also as Tensor methods).
+moveaxis, count_nonzero, nansum, nanmean and atan2 (also as Tensor methods).
 
 Each composes crew's differentiable ops (where, transpose, sum, ...), so gradients flow as in
 Paddle: lerp to x, y and a tensor weight; masked_fill to x where the mask is false; nansum and
@@ -123,7 +123,36 @@ def nanmean(x, axis=None, keepdim=False, name=None):
     return nansum(x, axis, None, keepdim) / count
 
 
-NAMES = ["lerp", "masked_fill", "moveaxis", "count_nonzero", "nansum", "nanmean"]
+def atan2(x, y, name=None):
+    """Paddle's atan2: the angle of the point (y, x), i.e. arctan(x / y) in the right quadrant,
+    in (-pi, pi], broadcast; int inputs give float64. The gradient is y / (x^2 + y^2) for x and
+    -x / (x^2 + y^2) for y (0 at the origin, where the angle is 0)."""
+    _tensor(x, "atan2")
+    _tensor(y, "atan2", "y")
+    if x.dtype != y.dtype:
+        raise TypeError(f"atan2(): x and y must have one dtype, got {x.dtype} and {y.dtype}")
+    if not _is_floating(x):
+        x, y = _C.cast(x, "float64"), _C.cast(y, "float64")
+
+    def const(v):
+        return _C.full([1], float(v), x.dtype)
+
+    zero, one = const(0), const(1)
+    # Each branch divides by the larger of |x|, |y| (or 1 where that is 0), so neither the
+    # value nor the gradient of the branch not taken is ever inf or NaN.
+    y_wide = _tm.greater_equal(_tm.abs(y), _tm.abs(x))
+    y_safe = _tm.where(_tm.equal(y, zero), one, y)
+    x_safe = _tm.where(_tm.equal(x, zero), one, x)
+    turn = _tm.where(_tm.less_than(y, zero), _tm.where(_tm.less_than(x, zero), const(-_PI), const(_PI)), zero)
+    origin = _tm.logical_and(_tm.equal(x, zero), _tm.equal(y, zero))
+    from_y = _C.atan(_tm.where(origin, zero, x) / y_safe) + turn
+    from_x = _tm.sign(x) * (_PI / 2) - _C.atan(y / x_safe)
+    return _tm.where(y_wide, from_y, from_x)
+
+
+_PI = 3.141592653589793
+
+NAMES = ["lerp", "masked_fill", "moveaxis", "count_nonzero", "nansum", "nanmean", "atan2"]
 __all__ = list(NAMES)
 
 

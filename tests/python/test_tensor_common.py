@@ -85,3 +85,28 @@ def test_nansum_and_nanmean_skip_nans_and_their_gradients_skip_them_too():
     assert paddle.nansum(x, dtype="float32").dtype == paddle.float32
     with pytest.raises(TypeError, match="floating"):
         paddle.nanmean(paddle.to_tensor([1, 2]))
+
+
+def test_atan2_matches_numpy_in_every_quadrant_and_on_the_axes():
+    xs = np.array([0.0, 1, -1, 0, 2, -3, 0.5, -0.5, 1e-3, 0, 4, -4])
+    ys = np.array([1.0, 0, 0, -1, -2, -1, 3, -3, -1, 0, 1e-9, -1e-9])
+    np.testing.assert_allclose(paddle.atan2(t(xs), t(ys)).numpy(), np.arctan2(xs, ys), rtol=1e-15, atol=1e-15)
+    np.testing.assert_allclose(t(xs, "float32").atan2(t(ys, "float32")).numpy(), np.arctan2(xs, ys), rtol=1e-6)
+    ints = paddle.atan2(paddle.to_tensor([1, -1, 0]), paddle.to_tensor([0, 0, -2]))
+    assert ints.dtype == paddle.float64
+    np.testing.assert_allclose(ints.numpy(), np.arctan2([1, -1, 0], [0, 0, -2]))
+    np.testing.assert_allclose(paddle.atan2(t([[1.0], [-1.0]]), t([1.0, -1.0])).numpy(),
+                               np.arctan2([[1.0], [-1.0]], [1.0, -1.0]))  # broadcast
+
+
+def test_atan2_gradient_is_finite_everywhere_and_exact_off_the_origin():
+    xs = np.array([0.0, 1, -1, 0, 2, -3, 0.5, -0.5, 0])
+    ys = np.array([1.0, 0, 0, -1, -2, -1, 3, -3, 0])
+    x, y = t(xs, stop_gradient=False), t(ys, stop_gradient=False)
+    paddle.atan2(x, y).sum().backward()
+    r2 = xs ** 2 + ys ** 2
+    r2[-1] = np.inf  # the origin: gradient 0
+    np.testing.assert_allclose(x.grad.numpy(), ys / r2, atol=1e-15)
+    np.testing.assert_allclose(y.grad.numpy(), -xs / r2, atol=1e-15)
+    with pytest.raises(TypeError, match="one dtype"):
+        paddle.atan2(t([1.0]), t([1.0], "float32"))
