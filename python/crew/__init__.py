@@ -26,6 +26,7 @@ from .tensor_more import *  # noqa: E402,F401,F403 (t, tril, diag, logsumexp, un
 from .tensor_common import *  # noqa: E402,F401,F403 (lerp, masked_fill, moveaxis, nansum, ...)
 from .tensor_search import *  # noqa: E402,F401,F403 (bincount, histogram, searchsorted, kthvalue, mode)
 from .default_dtype import set_default_dtype, get_default_dtype  # noqa: E402,F401
+from .tensor_bitwise import *  # noqa: E402,F401,F403 (bitwise_and, bitwise_or, bitwise_xor, bitwise_not)
 from .tensor_methods import set_printoptions  # noqa: E402,F401
 from .paddle_args import argmax, squeeze, reshape, flatten, to_tensor  # noqa: E402,F811
 
@@ -57,6 +58,7 @@ from . import metric, static, hapi, callbacks  # noqa: E402
 from . import regularizer  # noqa: E402
 from . import amp  # noqa: E402
 from .param_attr import ParamAttr  # noqa: E402
+from .nn.layer import create_parameter  # noqa: E402,F401
 from .hapi import Model, summary  # noqa: E402
 
 from . import _paddle_names  # noqa: E402

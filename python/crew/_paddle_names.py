@@ -25,7 +25,8 @@ NAMES = {
         sort argsort topk argmax argmin max min amax amin sum mean prod std var median cumsum
         cumprod abs sqrt rsqrt square exp log log2 log10 log1p sin cos tan tanh sigmoid erf pow
         expm1 trunc asin acos atan sinh cosh asinh acosh atanh lerp masked_fill moveaxis
-        count_nonzero nansum nanmean atan2 bincount histogram searchsorted bucketize kthvalue mode
+        count_nonzero nansum nanmean atan2 scatter_nd_add create_parameter bitwise_and bitwise_or
+        bitwise_xor bitwise_not bincount histogram searchsorted bucketize kthvalue mode
         floor ceil round sign clip matmul mm bmm dot add subtract multiply divide floor_divide
         remainder maximum minimum equal not_equal greater_than greater_equal less_than less_equal
         equal_all allclose isclose isnan isinf isfinite logical_and logical_or logical_not
@@ -56,7 +57,8 @@ NAMES = {
         TransformerDecoderLayer TransformerDecoder Transformer Sequential LayerList LayerDict
         ParameterList CrossEntropyLoss MSELoss L1Loss SmoothL1Loss BCELoss BCEWithLogitsLoss
         NLLLoss KLDivLoss MarginRankingLoss CosineSimilarity PairwiseDistance ClipGradByNorm
-        ClipGradByGlobalNorm ClipGradByValue initializer functional""",
+        ClipGradByGlobalNorm ClipGradByValue initializer functional HingeEmbeddingLoss
+        CosineEmbeddingLoss TripletMarginLoss ZeroPad2D Unfold""",
     "paddle.nn.functional": """
         relu relu6 leaky_relu prelu elu gelu selu silu swish mish sigmoid tanh softmax
         log_softmax softplus softsign hardswish hardsigmoid hardtanh linear conv1d conv2d
@@ -66,7 +68,8 @@ NAMES = {
         cross_entropy softmax_with_cross_entropy mse_loss l1_loss smooth_l1_loss
         binary_cross_entropy binary_cross_entropy_with_logits nll_loss kl_div
         margin_ranking_loss cosine_similarity label_smooth unfold sigmoid_focal_loss
-        square_error_cost log_loss""",
+        square_error_cost log_loss hinge_embedding_loss cosine_embedding_loss
+        triplet_margin_loss""",
     "paddle.nn.initializer": """
         Constant Normal TruncatedNormal Uniform XavierNormal XavierUniform KaimingNormal
         KaimingUniform Assign Orthogonal""",

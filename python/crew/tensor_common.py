@@ -1,11 +1,13 @@
 """Paddle's everyday tensor functions that a new user reaches for next: lerp, masked_fill,
-moveaxis, count_nonzero, nansum, nanmean and atan2 (also as Tensor methods).
+moveaxis, count_nonzero, nansum, nanmean, atan2 and scatter_nd_add (also as Tensor methods).
 
 Each composes crew's differentiable ops (where, transpose, sum, ...), so gradients flow as in
 Paddle: lerp to x, y and a tensor weight; masked_fill to x where the mask is false; nansum and
 nanmean to the entries that are not NaN.
 """
 import builtins
+
+import numpy as np
 
 from . import _C
 from . import tensor_math as _tm
@@ -152,7 +154,36 @@ def atan2(x, y, name=None):
 
 _PI = 3.141592653589793
 
-NAMES = ["lerp", "masked_fill", "moveaxis", "count_nonzero", "nansum", "nanmean", "atan2"]
+
+def scatter_nd_add(x, index, updates, name=None):
+    """Paddle's scatter_nd_add: x with updates added at the positions index names (index
+    [..., k] addresses x's first k axes; repeated positions accumulate). The gradient reaches x
+    whole and each update from its position."""
+    _tensor(x, "scatter_nd_add")
+    _tensor(index, "scatter_nd_add", "index")
+    _tensor(updates, "scatter_nd_add", "updates")
+    idx = index.numpy().astype(np.int64)
+    k = idx.shape[-1] if idx.ndim else 0
+    if idx.ndim == 0 or not 1 <= k <= x.ndim:
+        raise ValueError(f"scatter_nd_add: index of shape {list(index.shape)} must end in k, 1 <= k <= "
+                         f"{x.ndim} (x's rank)")
+    lead, rest = list(x.shape[:k]), list(x.shape[k:])
+    want = list(idx.shape[:-1]) + rest
+    if list(updates.shape) != want:
+        raise ValueError(f"scatter_nd_add: updates of shape {list(updates.shape)} must be index.shape[:-1] + "
+                         f"x.shape[k:] = {want}")
+    flat_idx = idx.reshape(-1, k)
+    bad = (flat_idx < 0) | (flat_idx >= np.array(lead))
+    if bad.any():
+        row = flat_idx[np.argmax(bad.any(axis=1))]
+        raise IndexError(f"scatter_nd_add: index {row.tolist()} is out of range for x's leading shape {lead}")
+    rows = int(np.prod(lead))
+    linear = np.ravel_multi_index(tuple(flat_idx.T), lead) if flat_idx.size else np.zeros([0], np.int64)
+    added = _C.scatter(_C.full([rows] + rest, 0.0, x.dtype), _C.to_tensor(np.ascontiguousarray(linear)),
+                       updates.reshape([-1] + rest), False)
+    return x + added.reshape(list(x.shape))
+
+NAMES = ["lerp", "masked_fill", "moveaxis", "count_nonzero", "nansum", "nanmean", "atan2", "scatter_nd_add"]
 __all__ = list(NAMES)
 
 

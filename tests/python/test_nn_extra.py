@@ -545,3 +545,13 @@ def test_zero_pad_2d_pads_with_zeros_and_passes_the_gradient():
     assert nn.ZeroPad2D(2)(x).shape == [1, 1, 6, 6]
     with pytest.raises(ValueError, match="data_format"):
         nn.ZeroPad2D(1, data_format="NHWC")
+
+
+def test_unfold_layer_is_f_unfold_and_create_parameter_is_paddles():
+    x = t(np.arange(2 * 3 * 4 * 4.0).reshape(2, 3, 4, 4))
+    np.testing.assert_array_equal(nn.Unfold([2, 2], strides=2)(x).numpy(), F.unfold(x, [2, 2], 2).numpy())
+    assert nn.Unfold(3, paddings=1)(x).shape == [2, 27, 16]
+    w = crew.create_parameter([3, 2], "float32")
+    assert not w.stop_gradient and w.shape == [3, 2] and w.dtype == crew.float32
+    b = crew.create_parameter([2], "float64", name="fc.b", is_bias=True)
+    assert b.name == "fc.b" and b.numpy().tolist() == [0, 0] and b.dtype == crew.float64

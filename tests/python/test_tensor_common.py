@@ -110,3 +110,32 @@ def test_atan2_gradient_is_finite_everywhere_and_exact_off_the_origin():
     np.testing.assert_allclose(y.grad.numpy(), -xs / r2, atol=1e-15)
     with pytest.raises(TypeError, match="one dtype"):
         paddle.atan2(t([1.0]), t([1.0], "float32"))
+
+
+def test_scatter_nd_add_as_paddles_example_with_gradients():
+    x = paddle.zeros([3, 5, 9, 10])
+    index = paddle.to_tensor([[[1, 1], [0, 1], [1, 0]], [[0, 0], [1, 1], [1, 2]]])
+    updates = paddle.ones([2, 3, 9, 10])
+    updates.stop_gradient = False
+    out = paddle.scatter_nd_add(x, index, updates)
+    assert out.shape == [3, 5, 9, 10]
+    ref = np.zeros([3, 5, 9, 10])
+    np.add.at(ref, tuple(np.array([[1, 1], [0, 1], [1, 0], [0, 0], [1, 1], [1, 2]]).T), 1.0)
+    np.testing.assert_array_equal(out.numpy(), ref)  # [1, 1] twice: 2
+    (out * t(np.arange(3 * 5 * 9 * 10.0).reshape(3, 5, 9, 10), "float32")).sum().backward()
+    np.testing.assert_array_equal(updates.grad.numpy()[0, 0], np.arange(3 * 5 * 9 * 10.0).reshape(3, 5, 9, 10)[1, 1])
+    v = t([0.0, 1, 2, 3, 4, 5], stop_gradient=False)
+    out = v.scatter_nd_add(paddle.to_tensor([[1], [5], [1]]), t([9.0, 10, 11]))
+    np.testing.assert_array_equal(out.numpy(), [0, 21, 2, 3, 4, 15])
+    out.sum().backward()
+    np.testing.assert_array_equal(v.grad.numpy(), np.ones(6))
+
+
+def test_scatter_nd_add_errors_name_the_shapes():
+    x = t(np.zeros((3, 4)))
+    with pytest.raises(ValueError, match="must end in k"):
+        paddle.scatter_nd_add(x, paddle.to_tensor([[0, 1, 2]]), t([1.0]))
+    with pytest.raises(ValueError, match=r"x.shape\[k:\] = \[1, 4\]"):
+        paddle.scatter_nd_add(x, paddle.to_tensor([[0]]), t([1.0, 2]))
+    with pytest.raises(IndexError, match=r"index \[3\] is out of range"):
+        paddle.scatter_nd_add(x, paddle.to_tensor([[3]]), t(np.ones((1, 4))))

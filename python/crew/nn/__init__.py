@@ -36,6 +36,7 @@ from . import layers_extra as _layers_extra  # noqa: E402
 from .conv3d import Conv3D  # noqa: E402
 from .loss_embedding import CosineEmbeddingLoss, HingeEmbeddingLoss, TripletMarginLoss  # noqa: E402
 from .composed import ZeroPad2D  # noqa: E402
+from .layers_extra import Unfold  # noqa: E402
 __all__ += [n for n in _layers_extra.__all__ if n not in __all__]
 __all__ += ["MultiHeadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
             "TransformerDecoder", "Transformer"]

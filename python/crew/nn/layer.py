@@ -89,21 +89,8 @@ class Layer:
             self.__dict__.setdefault("_non_persistable", set()).add(name)
 
     def create_parameter(self, shape, attr=None, dtype=None, is_bias=False, default_initializer=None):
-        """A new trainable tensor (Paddle's argument order). Values: attr's initializer, else
-        default_initializer (an nn.initializer, or a function shape -> array), else zeros for
-        a bias and Xavier-uniform otherwise (Paddle's defaults). attr: a ParamAttr, a name,
-        an initializer, or False (returns None, Paddle's "no parameter")."""
-        from ..param_attr import ParamAttr, apply_attr
-        from .initializer import Constant, Initializer, XavierUniform
-        if attr is False:
-            return None
-        shape = [int(s) for s in shape]
-        init = default_initializer or (Constant(0.0) if is_bias else XavierUniform())
-        value = init.value(shape) if isinstance(init, Initializer) else init(shape)
-        dtype = default_float() if dtype is None else dtype
-        param = _C.to_tensor(np.asarray(value, dtype=np.float32), dtype=dtype, stop_gradient=False)
-        param.persistable = True
-        return apply_attr(param, ParamAttr._to_attr(attr))
+        """A new trainable tensor (Paddle's argument order): see create_parameter below."""
+        return create_parameter(shape, dtype, attr=attr, is_bias=is_bias, default_initializer=default_initializer)
 
     # ---- traversal (registration order, pre-order, as Paddle) ----
     def named_parameters(self, prefix="", include_sublayers=True):
@@ -247,6 +234,27 @@ class Layer:
             lines.append(f"  ({name}): {body}")
         return "\n".join(lines) + ")" if len(lines) > 1 else f"{type(self).__name__}()"
 
+
+
+def create_parameter(shape, dtype=None, name=None, attr=None, is_bias=False, default_initializer=None):
+    """Paddle's paddle.create_parameter (and Layer.create_parameter): a new trainable tensor in
+    dtype (set_default_dtype's when None). Values: attr's initializer, else default_initializer
+    (an nn.initializer, or a function shape -> array), else zeros for a bias and Xavier-uniform
+    otherwise (Paddle's defaults). attr: a ParamAttr, a name, an initializer, or False (returns
+    None, Paddle's "no parameter")."""
+    from ..param_attr import ParamAttr, apply_attr
+    from .initializer import Constant, Initializer, XavierUniform
+    if attr is False:
+        return None
+    shape = [int(s) for s in shape]
+    init = default_initializer or (Constant(0.0) if is_bias else XavierUniform())
+    value = init.value(shape) if isinstance(init, Initializer) else init(shape)
+    dtype = default_float() if dtype is None else dtype
+    param = _C.to_tensor(np.asarray(value, dtype=np.float32), dtype=dtype, stop_gradient=False)
+    param.persistable = True
+    if name is not None and attr is None:
+        attr = name
+    return apply_attr(param, ParamAttr._to_attr(attr))
 
 class CppLayer(Layer):
     """A C++ layer (crew._C.nn) seen as a Python Layer: its parameters and buffers are the

@@ -300,6 +300,17 @@ class AlphaDropout(Layer):
         return F.alpha_dropout(x, self.p, self.training)
 
 
+class Unfold(Layer):
+    """Paddle's nn.Unfold: F.unfold (im2col) with the sizes given at construction."""
+
+    def __init__(self, kernel_sizes, dilations=1, paddings=0, strides=1, name=None):
+        super().__init__()
+        self._args = (kernel_sizes, strides, paddings, dilations)
+
+    def forward(self, x):
+        return F.unfold(x, *self._args)
+
+
 class MarginRankingLoss(Layer):
     def __init__(self, margin=0.0, reduction="mean", name=None):
         super().__init__()
@@ -333,4 +344,4 @@ __all__ = ["Conv1D", "Conv1DTranspose", "Conv2DTranspose", "MaxPool1D", "AvgPool
            "BatchNorm", "BatchNorm1D", "BatchNorm3D", "GroupNorm", "InstanceNorm2D", "Upsample",
            "UpsamplingNearest2D", "UpsamplingBilinear2D", "LocalResponseNorm", "ELU", "SELU", "Swish", "Mish",
            "Hardsigmoid", "Hardtanh", "Softsign", "Tanhshrink", "LogSoftmax", "PixelShuffle", "AlphaDropout",
-           "MarginRankingLoss", "CosineSimilarity", "PairwiseDistance"]
+           "MarginRankingLoss", "CosineSimilarity", "PairwiseDistance", "Unfold"]
