@@ -11,14 +11,9 @@ import numpy as np
 
 from . import _C
 from . import tensor_math as _tm
+from .tensor_more import _tensor
 
 Tensor = _C.Tensor
-
-
-def _tensor(x, op, arg="x"):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}(): argument '{arg}' must be a crew.Tensor, got {type(x).__name__}")
-    return x
 
 
 def _axes(axis, ndim, op):
