@@ -14,6 +14,7 @@ import numpy as np
 from . import _C
 
 _ALLOWED = ("float16", "float32", "float64", "bfloat16")
+FLOATING = (_C.dtype.float32, _C.dtype.float64, _C.dtype.bfloat16, _C.dtype.float16)
 _default = "float32"
 
 
@@ -54,12 +55,12 @@ def norm_dtype():
     return _C.dtype.float32 if _default in ("float16", "bfloat16") else default_float()
 
 
-def convert_layer(layer, keep_float32=False):
-    """Converts a newly built layer's float32 parameters and buffers to the default dtype (none
-    under float16/bfloat16 with keep_float32, Paddle's rule for norm layers)."""
-    if _default == "float32" or (keep_float32 and _default in ("float16", "bfloat16")):
+def convert_layer(layer, norm=False):
+    """Converts a newly built layer's float32 parameters and buffers to the default dtype
+    (norm_dtype() for a norm layer)."""
+    want = norm_dtype() if norm else default_float()
+    if want == _C.dtype.float32:
         return layer
-    want = default_float()
     for t in list(layer._parameters.values()) + list(layer._buffers.values()):
         if isinstance(t, _C.Tensor) and t.dtype == _C.dtype.float32:
             _C._convert_tensor_(t, want)

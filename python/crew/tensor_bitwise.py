@@ -8,9 +8,9 @@ import numpy as np
 
 from . import _C
 from . import tensor_math as _tm
+from .tensor_arith import _INTEGERS
 
 Tensor = _C.Tensor
-_INTEGERS = (_C.dtype.int32, _C.dtype.int64, _C.dtype.uint8)
 
 
 def _operands(op, x, y):

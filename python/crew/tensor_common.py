@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _C
 from . import tensor_math as _tm
+from .default_dtype import FLOATING
 from .tensor_more import _tensor
 
 Tensor = _C.Tensor
@@ -32,11 +33,8 @@ def _axes(axis, ndim, op):
     return sorted(out)
 
 
-_FLOATING = (_C.dtype.float32, _C.dtype.float64, _C.dtype.bfloat16, _C.dtype.float16)
-
-
 def _is_floating(x):
-    return x.dtype in _FLOATING
+    return x.dtype in FLOATING
 
 
 def _reduce_sum(x, axis, keepdim, op):

@@ -11,7 +11,7 @@ import collections
 import numpy as np
 
 from .. import _C
-from ..default_dtype import convert_layer, default_float
+from ..default_dtype import FLOATING, convert_layer, default_float
 
 Tensor = _C.Tensor
 
@@ -148,12 +148,11 @@ class Layer:
             for t in tensors:
                 _C._move_tensor_(t, device)
         if dtype is not None:
-            floats = (_C.dtype.float32, _C.dtype.float64, _C.dtype.bfloat16, _C.dtype.float16)
             want = _C.dtype.__members__.get(dtype) if isinstance(dtype, str) else dtype
-            if want not in floats:
+            if want not in FLOATING:
                 raise ValueError(f"Layer.to: dtype must be a floating-point type, got {dtype}")
             for t in tensors:
-                if t.dtype in floats and t.dtype != want:
+                if t.dtype in FLOATING and t.dtype != want:
                     _C._convert_tensor_(t, want)
         return self
 
@@ -235,7 +234,6 @@ class Layer:
         return "\n".join(lines) + ")" if len(lines) > 1 else f"{type(self).__name__}()"
 
 
-
 def create_parameter(shape, dtype=None, name=None, attr=None, is_bias=False, default_initializer=None):
     """Paddle's paddle.create_parameter (and Layer.create_parameter): a new trainable tensor in
     dtype (set_default_dtype's when None). Values: attr's initializer, else default_initializer
@@ -256,9 +254,12 @@ def create_parameter(shape, dtype=None, name=None, attr=None, is_bias=False, def
         attr = name
     return apply_attr(param, ParamAttr._to_attr(attr))
 
+
 class CppLayer(Layer):
     """A C++ layer (crew._C.nn) seen as a Python Layer: its parameters and buffers are the
     C++ tensors, forward runs in C++ without the GIL."""
+
+    _norm = False  # a norm layer: its dtype is norm_dtype() (float32 under a 16-bit default)
 
     def __init__(self, impl):
         super().__init__(impl.full_name)
@@ -269,8 +270,7 @@ class CppLayer(Layer):
         for name, b in impl.named_buffers():
             self._buffers[name] = b
             b.persistable = True
-        # Built in float32 in C++; set_default_dtype's dtype applies (not to norms in 16 bits).
-        convert_layer(self, keep_float32="Norm" in type(self).__name__)
+        convert_layer(self, norm=self._norm)  # built in float32 in C++: set_default_dtype applies
 
     def forward(self, x):
         return self._impl(x)

@@ -93,6 +93,8 @@ class AvgPool2D(CppLayer):
 
 
 class BatchNorm2D(CppLayer):
+    _norm = True
+
     def __init__(self, num_features, momentum=0.9, epsilon=1e-05, weight_attr=None, bias_attr=None,
                  data_format="NCHW", name=None):
         if data_format != "NCHW":
@@ -185,6 +187,7 @@ class LayerNorm(CppLayer):
     """Normalises over the last axis (normalized_shape: an int or a 1-element list); weight
     (ones) and bias (zeros) of shape [normalized_shape]. weight_attr/bias_attr=False: no such
     parameter (Paddle's rule; the C++ layer keeps it at 1 / 0, untrained and unlisted)."""
+    _norm = True
 
     def __init__(self, normalized_shape, epsilon=1e-05, weight_attr=None, bias_attr=None, name=None):
         super().__init__(_n.LayerNorm(normalized_shape, epsilon))

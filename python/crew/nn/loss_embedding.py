@@ -7,6 +7,7 @@ pairwise_distance, ...), so the gradients are autograd's; labels are constants. 
 have shape [1], as crew's other losses (loss_functional.py).
 """
 from .. import _C
+from .. import tensor_math as _tm
 from . import loss_functional as LF
 from .functional_extra import pairwise_distance
 from .layer import Layer
@@ -19,17 +20,13 @@ def _labels_equal(label, value):
     return _C.equal(label, _C.full([1], float(value), label.dtype))
 
 
-def _zeros_like(x):
-    return _C.full(list(x.shape), 0.0, x.dtype)
-
-
 def hinge_embedding_loss(input, label, margin=1.0, reduction="mean", name=None):
     """input where label is 1, max(0, margin - input) where label is -1 (0 elsewhere), reduced."""
     op = "hinge_embedding_loss"
     LF._check_reduction(op, reduction)
     LF._tensor(input, op, "input")
     LF._tensor(label, op, "label")
-    zeros = _zeros_like(input)
+    zeros = _tm.zeros_like(input)
     pos = _C.where(_labels_equal(label, 1), input, zeros)
     neg = _C.where(_labels_equal(label, -1), _f.relu(float(margin) - input), zeros)
     return LF._reduce(pos + neg, reduction)
@@ -53,7 +50,7 @@ def cosine_embedding_loss(input1, input2, label, margin=0, reduction="mean", nam
     mag2 = _C.sum(input2 * input2, -1) + 1e-11
     cos = prod / _C.pow(mag1 * mag2, 0.5)
     label = _C.reshape(label, list(cos.shape))
-    zeros = _zeros_like(cos)
+    zeros = _tm.zeros_like(cos)
     pos = _C.where(_labels_equal(label, 1), 1.0 - cos, zeros)
     neg = _C.where(_labels_equal(label, -1), _f.relu(cos - float(margin)), zeros)
     return LF._reduce(pos + neg, reduction)
@@ -110,7 +107,3 @@ class TripletMarginLoss(Layer):
 
     def forward(self, input, positive, negative):
         return triplet_margin_loss(input, positive, negative, *self._args)
-
-
-FUNCTIONS = ["hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss"]
-LAYERS = ["HingeEmbeddingLoss", "CosineEmbeddingLoss", "TripletMarginLoss"]

@@ -13,6 +13,8 @@ _n = _C.nn
 
 
 class SyncBatchNorm(CppLayer):
+    _norm = True
+
     def __init__(self, num_features, momentum=0.9, epsilon=1e-05, weight_attr=None, bias_attr=None,
                  data_format="NCHW", name=None):
         if data_format not in ("NC", "NCL", "NCHW", "NCDHW"):
