@@ -3,13 +3,11 @@ searchsorted, bucketize (no gradient, as Paddle's; their index work is NumPy's),
 and mode (values and int64 indices; the values' gradient reaches the entries they were taken
 from, through take_along_axis). Also Tensor methods.
 """
-import builtins
-
 import numpy as np
 
 from . import _C
 from . import tensor_math as _tm
-from .tensor_more import _tensor
+from .tensor_more import _axis, _tensor
 
 Tensor = _C.Tensor
 
@@ -78,14 +76,6 @@ def bucketize(x, sorted_sequence, out_int32=False, right=False, name=None):
     return searchsorted(sorted_sequence, _tensor(x, "bucketize"), out_int32, right)
 
 
-def _axis_of(x, axis, op):
-    nd = builtins.max(x.ndim, 1)
-    a = -1 if axis is None else int(axis)
-    if not -nd <= a < nd:
-        raise ValueError(f"{op}: axis {axis} is out of range for a tensor of {x.ndim} dimensions")
-    return a % nd
-
-
 def _pick(x, index, axis, keepdim):
     """x's entries at index (int64, x's shape with size 1 on axis), and index, keepdim or not."""
     idx = _C.to_tensor(np.ascontiguousarray(index))
@@ -99,7 +89,7 @@ def kthvalue(x, k, axis=None, keepdim=False, name=None):
     """Paddle's kthvalue: the k-th smallest entry (k from 1) along axis (the last by default)
     and its index."""
     _tensor(x, "kthvalue")
-    axis = _axis_of(x, axis, "kthvalue")
+    axis = _axis(-1 if axis is None else axis, x.ndim, "kthvalue")
     a = x.numpy() if x.ndim > 0 else x.numpy().reshape(1)
     n = a.shape[axis]
     if not 1 <= int(k) <= n:
@@ -120,7 +110,7 @@ def mode(x, axis=-1, keepdim=False, name=None):
     """Paddle's mode: the most frequent entry along axis (the smallest on a tie) and the index
     of its last occurrence."""
     _tensor(x, "mode")
-    axis = _axis_of(x, axis, "mode")
+    axis = _axis(axis, x.ndim, "mode")
     a = x.numpy() if x.ndim > 0 else x.numpy().reshape(1)
     moved = np.moveaxis(a, axis, -1)
     index = np.array([_mode_row(r) for r in moved.reshape(-1, moved.shape[-1])], dtype=np.int64)
